@@ -1,0 +1,149 @@
+#include "cli_common.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "mfu/error.hpp"
+#include "mfu/units.hpp"
+
+namespace mfu::cli {
+
+bool ModelFlags::any() const {
+  return !model.empty() || !params.empty() || !layers.empty() || !hidden.empty() || !heads.empty() ||
+         !kv_heads.empty() || !head_dim.empty() || !ffn.empty() || !vocab.empty() || !experts.empty() ||
+         !top_k.empty() || !seq_len.empty() || swiglu;
+}
+
+void add_model_flags(CLI::App* app, ModelFlags& f) {
+  app->add_option("--model", f.model, "Model preset (see 'mfu models') or a Hugging Face config.json")
+      ->group("Model");
+  app->add_option("--params", f.params, "Parameter count N for 6N, e.g. 540.35B (active count for MoE)")->group("Model");
+  app->add_option("--layers", f.layers, "Transformer layers")->group("Model");
+  app->add_option("--hidden", f.hidden, "Hidden size (d_model)")->group("Model");
+  app->add_option("--heads", f.heads, "Attention (query) heads")->group("Model");
+  app->add_option("--kv-heads", f.kv_heads, "Key/value heads (GQA query groups)")->group("Model");
+  app->add_option("--head-dim", f.head_dim, "Head dimension (default hidden/heads)")->group("Model");
+  app->add_option("--ffn", f.ffn, "MLP inner size (default 4*hidden)")->group("Model");
+  app->add_option("--vocab", f.vocab, "Vocabulary size")->group("Model");
+  app->add_option("--experts", f.experts, "Routed experts (MoE)")->group("Model");
+  app->add_option("--top-k", f.top_k, "Experts per token (MoE)")->group("Model");
+  app->add_option("--seq-len", f.seq_len, "Sequence length in tokens")->group("Model");
+  app->add_flag("--swiglu", f.swiglu, "Gated MLP (SwiGLU): three hidden x ffn matrices")->group("Model");
+  app->add_option("--convention", f.convention,
+                  "FLOP convention: palm (6N + 12LHQT, default), megatron, megatron-2023, maxtext")
+      ->group("Model");
+  app->add_option("--recompute", f.recompute, "Activation recomputation for HFU: none, selective, full")
+      ->group("Model");
+}
+
+void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
+  app->add_option("--gpu", f.gpu, "Accelerator name (see 'mfu gpus'), e.g. h100, 'NVIDIA H100 80GB HBM3'")
+      ->group("Hardware");
+  app->add_option("--gpus", f.gpus, "Number of GPUs (accelerators)")->group("Hardware");
+  app->add_option("--dtype", f.dtype, "Compute dtype for the peak: bf16 (default), fp16, fp8, tf32, fp32")
+      ->group("Hardware");
+  app->add_option("--peak", f.peak, "Dense peak per GPU, e.g. 989.5T; overrides --gpu")->group("Hardware");
+}
+
+std::optional<double> quantity(const std::string& text, Quantity kind) {
+  if (text.empty()) return std::nullopt;
+  return parse_quantity(text, kind);
+}
+
+namespace {
+
+std::int64_t int_flag(const std::string& text, const char* name) {
+  if (text.empty()) return 0;
+  const double v = parse_quantity(text, Quantity::kCount);
+  if (v < 1 || v != static_cast<double>(static_cast<std::int64_t>(v)))
+    throw Error(fmt::format("{} must be a whole number of at least 1, got '{}'", name, text));
+  return static_cast<std::int64_t>(v);
+}
+
+}  // namespace
+
+std::optional<ModelShape> build_model(const ModelFlags& f) {
+  if (!f.any()) return std::nullopt;
+  ModelShape m;
+  if (!f.model.empty()) {
+    m = resolve_model(f.model);
+  } else {
+    m.id = "custom";
+    m.name = "custom model";
+    m.source = "shape flags";
+  }
+  auto set = [](std::int64_t& field, const std::string& text, const char* name) {
+    if (!text.empty()) field = int_flag(text, name);
+  };
+  set(m.layers, f.layers, "--layers");
+  set(m.hidden, f.hidden, "--hidden");
+  set(m.heads, f.heads, "--heads");
+  set(m.kv_heads, f.kv_heads, "--kv-heads");
+  set(m.head_dim, f.head_dim, "--head-dim");
+  set(m.ffn, f.ffn, "--ffn");
+  set(m.vocab, f.vocab, "--vocab");
+  set(m.experts, f.experts, "--experts");
+  set(m.top_k, f.top_k, "--top-k");
+  set(m.seq_len, f.seq_len, "--seq-len");
+  if (f.swiglu) m.gated_mlp = true;
+  if (!f.params.empty()) m.params = parse_quantity(f.params, Quantity::kCount);
+  if (m.kv_heads > 0 && m.heads > 0 && m.heads % m.kv_heads != 0)
+    throw Error(fmt::format("--heads {} is not a multiple of --kv-heads {}", m.heads, m.kv_heads));
+  return m;
+}
+
+GpuDatabase load_gpu_db(const GlobalOptions& g) { return GpuDatabase::load(g.gpu_db); }
+
+bool use_color(const GlobalOptions& g) {
+  if (g.color == "always") return true;
+  if (g.color == "never") return false;
+  if (const char* nc = std::getenv("NO_COLOR"); nc != nullptr && *nc != '\0') return false;
+  if (const char* term = std::getenv("TERM"); term != nullptr && std::string(term) == "dumb") return false;
+  return ::isatty(STDOUT_FILENO) == 1;
+}
+
+Output::Output(const std::string& path) : path_(path) {
+  if (path_.empty() || path_ == "-") {
+    path_.clear();
+    return;
+  }
+  const std::filesystem::path target(path_);
+  const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  temp_ = (dir / ("." + target.filename().string() + ".mfu-tmp-" + std::to_string(::getpid()))).string();
+  file_ = std::make_unique<std::ofstream>(temp_, std::ios::binary | std::ios::trunc);
+  if (!*file_) throw Error(fmt::format("cannot write '{}'", path_), "check that the folder exists and is writable");
+}
+
+Output::~Output() {
+  if (file_ && !committed_) {
+    file_->close();
+    std::error_code ec;
+    std::filesystem::remove(temp_, ec);
+  }
+}
+
+std::ostream& Output::stream() { return file_ ? static_cast<std::ostream&>(*file_) : std::cout; }
+
+void Output::commit() {
+  if (!file_) {
+    std::cout.flush();
+    return;
+  }
+  file_->flush();
+  if (!*file_) throw Error(fmt::format("writing '{}' failed", path_), "check free disk space");
+  file_->close();
+  std::error_code ec;
+  std::filesystem::rename(temp_, path_, ec);
+  if (ec) throw Error(fmt::format("cannot move the report into place at '{}': {}", path_, ec.message()));
+  committed_ = true;
+}
+
+void warn(const std::string& message) { spdlog::warn("{}", message); }
+void info(const std::string& message) { spdlog::info("{}", message); }
+
+}  // namespace mfu::cli

@@ -1,0 +1,94 @@
+#pragma once
+// Flag groups shared by several subcommands, and the output plumbing. Parsing and printing
+// only: every number is computed by the library.
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "mfu/calc.hpp"
+#include "mfu/flops.hpp"
+#include "mfu/gpu.hpp"
+#include "mfu/model.hpp"
+#include "mfu/report.hpp"
+#include "mfu/units.hpp"
+
+namespace mfu::cli {
+
+/// Exit codes (ripgrep's convention).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitGateFailed = 1;
+inline constexpr int kExitError = 2;
+
+/// Options every subcommand can see.
+struct GlobalOptions {
+  std::string gpu_db;        ///< --gpu-db FILE
+  std::string color = "auto";
+  bool quiet = false;
+};
+
+/// --model and the shape flags, kept as text so the library parses units and reports errors.
+struct ModelFlags {
+  std::string model, params, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k, seq_len;
+  bool swiglu = false;
+  std::string convention = "palm";
+  std::string recompute;
+  /// True when any model flag was given.
+  [[nodiscard]] bool any() const;
+};
+
+/// --gpu, --gpus, --dtype, --peak.
+struct HardwareFlags {
+  std::string gpu, gpus, dtype, peak;
+};
+
+void add_model_flags(CLI::App* app, ModelFlags& flags);
+void add_hardware_flags(CLI::App* app, HardwareFlags& flags);
+
+/// Builds the model from --model plus shape overrides; nullopt when no model flag was given.
+[[nodiscard]] std::optional<ModelShape> build_model(const ModelFlags& flags);
+
+/// Optional numeric flag parsed with the library's quantity parser.
+[[nodiscard]] std::optional<double> quantity(const std::string& text, Quantity kind);
+
+[[nodiscard]] GpuDatabase load_gpu_db(const GlobalOptions& g);
+
+/// Whether to colour stdout: --color always/never, else a terminal without NO_COLOR.
+[[nodiscard]] bool use_color(const GlobalOptions& g);
+
+/// Where a report goes: stdout, or FILE written to a temporary and renamed on commit(), so a
+/// failed run leaves the previous report intact.
+class Output {
+ public:
+  explicit Output(const std::string& path);
+  ~Output();
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  std::ostream& stream();
+  /// Flushes and renames the temporary onto the target. Throws mfu::Error on I/O failure.
+  void commit();
+  [[nodiscard]] bool to_stdout() const { return path_.empty(); }
+
+ private:
+  std::string path_;
+  std::string temp_;
+  std::unique_ptr<std::ofstream> file_;
+  bool committed_ = false;
+};
+
+/// Prints "mfu: warning: ..." to stderr (through spdlog).
+void warn(const std::string& message);
+void info(const std::string& message);
+
+/// A subcommand: registers its flags on `app` and returns the function that runs it.
+using Runner = std::function<int()>;
+Runner add_calc(CLI::App& app, GlobalOptions& g);
+Runner add_gpus(CLI::App& app, GlobalOptions& g);
+Runner add_models(CLI::App& app, GlobalOptions& g);
+
+}  // namespace mfu::cli

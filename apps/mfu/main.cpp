@@ -1,0 +1,86 @@
+// mfu: MFU calculator and training-log analyzer. Parses flags, dispatches to a subcommand,
+// maps outcomes to exit codes: 0 ok, 1 a gate failed, 2 bad usage or unreadable input.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "cli_common.hpp"
+#include "mfu/error.hpp"
+#include "mfu/version.hpp"
+
+namespace {
+
+void print_error(const mfu::Error& e) {
+  std::cerr << "mfu: error: " << e.located_message() << '\n';
+  if (!e.hint().empty()) std::cerr << "hint: " << e.hint() << '\n';
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a closed pipe (mfu ... | head) is not an error
+  auto logger = spdlog::stderr_color_mt("mfu");
+  logger->set_pattern("mfu: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::warn);
+
+  mfu::cli::GlobalOptions global;
+  CLI::App app{"mfu: model FLOPs utilization calculator and training-log analyzer"};
+  app.set_version_flag("--version", std::string("mfu ") + MFU_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--gpu-db", global.gpu_db, "Extra accelerator database (JSON, layout of data/gpus.json); also MFU_GPU_DB");
+  app.add_option("--color", global.color, "Colour on screen: auto, always, never (NO_COLOR is honoured)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_flag("-q,--quiet", global.quiet, "Only errors on stderr");
+  app.footer(
+      "Exit codes: 0 ok, 1 a check failed (mfu check), 2 bad usage or unreadable input.\n"
+      "Run 'mfu SUBCOMMAND --help' for examples.");
+
+  std::map<std::string, mfu::cli::Runner> runners;
+  runners["calc"] = mfu::cli::add_calc(app, global);
+  runners["gpus"] = mfu::cli::add_gpus(app, global);
+  runners["models"] = mfu::cli::add_models(app, global);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "mfu: error: " << e.what() << '\n';
+    std::cerr << "hint: run 'mfu --help' or 'mfu SUBCOMMAND --help'\n";
+    return mfu::cli::kExitError;
+  }
+  if (global.quiet) spdlog::set_level(spdlog::level::err);
+
+  try {
+    for (const auto* sub : app.get_subcommands()) {
+      auto it = runners.find(sub->get_name());
+      if (it != runners.end()) {
+        const int rc = it->second();
+        std::cout.flush();
+        return rc;
+      }
+    }
+    std::cerr << "mfu: error: no subcommand\n";
+    return mfu::cli::kExitError;
+  } catch (const mfu::Error& e) {
+    print_error(e);
+    return mfu::cli::kExitError;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "mfu: error: out of memory\n";
+    return mfu::cli::kExitError;
+  } catch (const std::exception& e) {
+    std::cerr << "mfu: error: internal error: " << e.what() << '\n'
+              << "hint: this is a bug in mfu; please report it with the input that caused it\n";
+    return mfu::cli::kExitError;
+  }
+}

@@ -1,0 +1,35 @@
+#pragma once
+/// Renderers: pure functions of a finished result and an output stream, one source file per
+/// format under src/report/. JSON carries `schema_version`, ratios in 0..1 and units in key
+/// names; percentages appear only on screen.
+
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "mfu/calc.hpp"
+#include "mfu/gpu.hpp"
+#include "mfu/model.hpp"
+
+namespace mfu {
+
+enum class OutputFormat { kText, kJson, kMarkdown, kCsv, kHtml };
+
+/// "text", "json", "markdown"/"md", "csv", "html". Throws mfu::Error otherwise.
+[[nodiscard]] OutputFormat parse_output_format(std::string_view name);
+
+struct RenderOptions {
+  bool color = false;          ///< ANSI colour (text only); the CLI sets it for terminals
+  bool per_iteration = false;  ///< include per-iteration records (json)
+  int width = 100;             ///< terminal width for bar charts
+};
+
+/// Version of every JSON document mfu writes.
+inline constexpr int kJsonSchemaVersion = 1;
+
+void render_calc(const CalcResult& result, OutputFormat format, const RenderOptions& options, std::ostream& out);
+void render_gpu_list(const GpuDatabase& db, OutputFormat format, std::ostream& out);
+void render_gpu(const GpuSpec& spec, const std::string& note, OutputFormat format, std::ostream& out);
+void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostream& out);
+
+}  // namespace mfu

@@ -1,0 +1,263 @@
+#include "mfu/calc.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "mfu/error.hpp"
+#include "mfu/units.hpp"
+
+namespace mfu {
+
+double choose_peak(const GpuSpec& spec, std::optional<Dtype> requested, Dtype* chosen, std::string* note) {
+  const Dtype want = requested.value_or(Dtype::kBf16);
+  if (auto p = spec.dense_peak(want)) {
+    if (chosen) *chosen = want;
+    return *p;
+  }
+  if (!requested) {
+    // Volta and Turing have no bf16: mixed precision there means fp16.
+    if (auto p = spec.dense_peak(Dtype::kFp16)) {
+      if (chosen) *chosen = Dtype::kFp16;
+      if (note) *note = fmt::format("{} has no bf16 peak; using its fp16 peak (pass --dtype to choose)", spec.id);
+      return *p;
+    }
+  }
+  std::vector<std::string> have;
+  for (const auto& [d, v] : spec.dense_flops) have.emplace_back(to_string(d));
+  throw Error(fmt::format("{} has no published dense {} peak", spec.id, to_string(want)),
+              fmt::format("use --dtype {} or give the peak with --peak", fmt::join(have, "|")));
+}
+
+namespace {
+
+/// One unknown of the identity with where its value came from.
+struct Var {
+  std::optional<double> value;
+  std::string origin;  // "--step-time 330ms" or "derived"
+  bool given = false;
+};
+
+class Solver {
+ public:
+  std::map<std::string, Var> v;
+
+  bool known(const std::string& k) const { auto it = v.find(k); return it != v.end() && it->second.value; }
+  double get(const std::string& k) const { return *v.at(k).value; }
+
+  void give(const std::string& k, std::optional<double> value, std::string origin) {
+    if (!value) return;
+    v[k] = Var{value, std::move(origin), true};
+  }
+
+  /// Sets `k` from a rule; if already known, checks agreement.
+  bool derive(const std::string& k, double value, const std::string& how) {
+    if (!std::isfinite(value)) return false;
+    auto& var = v[k];
+    if (var.value) {
+      const double a = *var.value;
+      const double rel = std::fabs(a - value) / std::max(std::fabs(a), std::fabs(value));
+      if (rel > 2e-3) conflicts.push_back({k, a, var.origin, value, how});
+      return false;
+    }
+    var.value = value;
+    var.origin = how;
+    return true;
+  }
+
+  struct Conflict {
+    std::string key;
+    double have;
+    std::string have_origin;
+    double derived;
+    std::string how;
+  };
+  std::vector<Conflict> conflicts;
+};
+
+std::string describe_value(const std::string& key, double value) {
+  if (key == "mfu") return format_percent(value);
+  if (key == "T") return format_duration(value);
+  if (key == "F") return format_flops(value);
+  if (key == "A") return format_flop_rate(value);
+  if (key == "P") return format_flop_rate(value);
+  if (key == "fpt") return format_flops(value) + "/token";
+  if (key == "r") return format_count(value) + " tok/s";
+  if (key == "tok") return format_count(value) + " tokens";
+  if (key == "n") return format_number(value) + " GPUs";
+  return format_number(value);
+}
+
+const char* key_name(const std::string& key) {
+  if (key == "mfu") return "MFU";
+  if (key == "T") return "step time";
+  if (key == "F") return "FLOPs per step";
+  if (key == "A") return "achieved FLOP/s";
+  if (key == "P") return "peak per GPU";
+  if (key == "fpt") return "FLOPs per token";
+  if (key == "r") return "tokens per second";
+  if (key == "tok") return "tokens per step";
+  if (key == "n") return "GPU count";
+  return "value";
+}
+
+}  // namespace
+
+CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
+  CalcResult out;
+  out.convention = to_string(in.convention);
+  out.recompute = to_string(in.recompute);
+  Solver s;
+
+  // Hardware.
+  std::optional<double> tdp;
+  if (in.peak_flops) {
+    s.give("P", in.peak_flops, fmt::format("--peak {}", format_flop_rate(*in.peak_flops)));
+    out.dtype = in.dtype ? to_string(*in.dtype) : "as given by --peak";
+  }
+  if (in.gpu) {
+    GpuMatch m = db.resolve(*in.gpu);
+    if (!m.note.empty()) out.notes.push_back(m.note);
+    out.gpu = m.spec->id;
+    out.gpu_name = m.spec->name;
+    tdp = m.spec->tdp_w;
+    if (!in.peak_flops) {
+      Dtype chosen = Dtype::kBf16;
+      std::string note;
+      const double p = choose_peak(*m.spec, in.dtype, &chosen, &note);
+      if (!note.empty()) out.notes.push_back(note);
+      out.dtype = to_string(chosen);
+      s.give("P", p, fmt::format("{} dense {} peak", m.spec->id, to_string(chosen)));
+    }
+  }
+  s.give("n", in.gpus, fmt::format("--gpus {}", in.gpus ? format_number(*in.gpus) : ""));
+  if (in.gpus && (*in.gpus < 1 || std::floor(*in.gpus) != *in.gpus))
+    throw Error(fmt::format("--gpus must be a whole number of at least 1, got {}", format_number(*in.gpus)));
+
+  // Work.
+  std::optional<FlopsPerToken> fpt;
+  if (in.model) {
+    const ModelShape& m = *in.model;
+    if (m.has_core_shape() || m.params) {
+      fpt = training_flops_per_token(m, in.convention, in.recompute, m.seq_len);
+      const ParamCount pc = count_params(m);
+      out.params = pc.total;
+      out.matmul_params = pc.matmul_active;
+      out.flops_formula = fpt->formula;
+      if (!fpt->note.empty()) out.notes.push_back(fpt->note);
+      s.give("fpt", fpt->model, fmt::format("{} ({} convention)", m.name.empty() ? m.id : m.name,
+                                            to_string(in.convention)));
+      out.model_flops_per_token = fpt->model;
+      if (in.recompute != Recompute::kUnknown) out.hardware_flops_per_token = fpt->hardware;
+    }
+    if (in.batch) {
+      if (m.seq_len <= 0)
+        throw Error("--batch needs a sequence length to count tokens", "pass --seq-len (or --tokens-per-step)");
+      s.give("tok", *in.batch * static_cast<double>(m.seq_len),
+             fmt::format("--batch {} x seq_len {}", format_number(*in.batch), m.seq_len));
+    }
+  } else if (in.batch) {
+    throw Error("--batch needs a model to know the sequence length",
+                "pass --model (or --seq-len with the shape flags), or give --tokens-per-step");
+  }
+  if (in.tokens_per_step) s.give("tok", in.tokens_per_step, "--tokens-per-step");
+  s.give("F", in.flops_per_step, fmt::format("--flops {}", in.flops_per_step ? format_flops(*in.flops_per_step) : ""));
+  s.give("T", in.step_time_s, fmt::format("--step-time {}", in.step_time_s ? format_duration(*in.step_time_s) : ""));
+  s.give("r", in.tokens_per_s, "--tokens-per-sec");
+  s.give("mfu", in.mfu, "--mfu");
+  if (in.mfu && *in.mfu > 1.0)
+    throw ImpossibleResult(fmt::format("--mfu {} is above 100%, which is impossible", format_percent(*in.mfu)),
+                           "write MFU as a percentage (40%) or a fraction (0.4)");
+  for (const char* k : {"P", "n", "F", "T", "r", "tok", "fpt"}) {
+    if (s.known(k) && s.get(k) <= 0)
+      throw Error(fmt::format("{} must be positive, got {}", key_name(k), describe_value(k, s.get(k))));
+  }
+
+  // Propagate the identity until nothing new can be derived.
+  for (int round = 0; round < 16; ++round) {
+    bool changed = false;
+    auto k = [&](const char* name) { return s.known(name); };
+    auto g = [&](const char* name) { return s.get(name); };
+    if (k("tok") && k("T")) changed |= s.derive("r", g("tok") / g("T"), "tokens per step / step time");
+    if (k("tok") && k("r")) changed |= s.derive("T", g("tok") / g("r"), "tokens per step / tokens per second");
+    if (k("r") && k("T")) changed |= s.derive("tok", g("r") * g("T"), "tokens per second x step time");
+    if (k("fpt") && k("tok")) changed |= s.derive("F", g("fpt") * g("tok"), "FLOPs per token x tokens per step");
+    if (k("F") && k("fpt")) changed |= s.derive("tok", g("F") / g("fpt"), "FLOPs per step / FLOPs per token");
+    if (k("F") && k("tok")) changed |= s.derive("fpt", g("F") / g("tok"), "FLOPs per step / tokens per step");
+    if (k("F") && k("T")) changed |= s.derive("A", g("F") / g("T"), "FLOPs per step / step time");
+    if (k("A") && k("T")) changed |= s.derive("F", g("A") * g("T"), "achieved FLOP/s x step time");
+    if (k("F") && k("A")) changed |= s.derive("T", g("F") / g("A"), "FLOPs per step / achieved FLOP/s");
+    if (k("fpt") && k("r")) changed |= s.derive("A", g("fpt") * g("r"), "FLOPs per token x tokens per second");
+    if (k("A") && k("fpt")) changed |= s.derive("r", g("A") / g("fpt"), "achieved FLOP/s / FLOPs per token");
+    if (k("A") && k("n") && k("P")) changed |= s.derive("mfu", g("A") / (g("n") * g("P")), "achieved / (GPUs x peak)");
+    if (k("mfu") && k("n") && k("P")) changed |= s.derive("A", g("mfu") * g("n") * g("P"), "MFU x GPUs x peak");
+    if (k("A") && k("mfu") && k("P")) changed |= s.derive("n", g("A") / (g("mfu") * g("P")), "achieved / (MFU x peak)");
+    if (k("A") && k("mfu") && k("n")) changed |= s.derive("P", g("A") / (g("mfu") * g("n")), "achieved / (MFU x GPUs)");
+    if (!changed) break;
+  }
+  if (!s.conflicts.empty()) {
+    const auto& c = s.conflicts.front();
+    throw Error(fmt::format("inputs disagree: {} is {} from {}, but {} gives {}", key_name(c.key),
+                            describe_value(c.key, c.have), c.have_origin, c.how, describe_value(c.key, c.derived)),
+                "drop one of the two, or check their units");
+  }
+
+  auto val = [&](const char* k) -> std::optional<double> {
+    if (s.known(k)) return s.get(k);
+    return std::nullopt;
+  };
+  out.mfu = val("mfu");
+  out.model_flops_per_step = val("F");
+  out.tokens_per_step = val("tok");
+  out.step_time_s = val("T");
+  out.tokens_per_s = val("r");
+  out.peak_flops_per_s_per_gpu = val("P");
+  out.gpus = val("n");
+  if (s.known("fpt")) out.model_flops_per_token = s.get("fpt");
+  if (s.known("A") && s.known("n")) out.achieved_flops_per_s_per_gpu = s.get("A") / s.get("n");
+  if (out.gpus && (std::fabs(*out.gpus - std::round(*out.gpus)) > 1e-6) && !in.gpus)
+    out.notes.push_back(fmt::format("the inputs imply {:.2f} GPUs, not a whole number", *out.gpus));
+
+  if (!out.mfu) {
+    std::vector<std::string> missing;
+    const bool work = s.known("F") || s.known("fpt") || s.known("A");
+    const bool time = s.known("T") || s.known("r") || s.known("A");
+    if (!work) missing.emplace_back("the work (--model with --batch or --tokens-per-step, or --flops)");
+    if (!time) missing.emplace_back("the time (--step-time or --tokens-per-sec)");
+    if (!s.known("P")) missing.emplace_back("the peak (--gpu NAME or --peak)");
+    if (!s.known("n")) missing.emplace_back("the GPU count (--gpus)");
+    if (missing.empty()) missing.emplace_back("tokens per step to link --flops or --step-time to the model");
+    throw Error(fmt::format("cannot compute MFU: missing {}", fmt::join(missing, "; ")),
+                "example: mfu calc --model llama3-8b --gpus 64 --gpu h100 --tokens-per-sec 1.2M");
+  }
+  if (*out.mfu > 1.0 + 1e-9) {
+    throw ImpossibleResult(
+        fmt::format("MFU would be {}, which is impossible (above 100%)", format_percent(*out.mfu)),
+        "check the units: --flops is model FLOPs per step for all GPUs together, --peak is the "
+        "dense peak of one GPU (not the sparse or whole-node figure), and --step-time is per step");
+  }
+  if (fpt && in.recompute != Recompute::kUnknown && out.mfu) {
+    out.hfu = *out.mfu * fpt->hardware / fpt->model;
+    if (*out.hfu > 1.0 + 1e-9)
+      throw ImpossibleResult(fmt::format("HFU would be {}, above 100%", format_percent(*out.hfu)),
+                             "check --recompute and the peak");
+  }
+  if (tdp) out.tdp_w = tdp;
+  if (in.train_tokens) {
+    if (!out.tokens_per_s)
+      throw Error("--train-tokens needs the token rate", "give --tokens-per-sec, or --step-time with the batch");
+    out.train_time_s = *in.train_tokens / *out.tokens_per_s;
+    if (out.gpus) {
+      out.gpu_hours = *out.train_time_s * *out.gpus / 3600.0;
+      if (in.price_per_gpu_hour) out.cost = *out.gpu_hours * *in.price_per_gpu_hour;
+      if (tdp) out.energy_kwh = *out.gpu_hours * *tdp / 1000.0;
+    }
+  } else if (in.price_per_gpu_hour) {
+    out.notes.push_back("--price-per-gpu-hour needs --train-tokens to give a cost");
+  }
+  return out;
+}
+
+}  // namespace mfu

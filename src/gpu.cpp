@@ -1,0 +1,292 @@
+#include "mfu/gpu.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "embedded_data.hpp"
+#include "mfu/error.hpp"
+#include "text.hpp"
+
+namespace mfu {
+namespace {
+
+struct DtypeName {
+  Dtype dtype;
+  const char* name;
+};
+constexpr DtypeName kDtypeNames[] = {
+    {Dtype::kFp64, "fp64"}, {Dtype::kFp64Tensor, "fp64_tensor"}, {Dtype::kFp32, "fp32"},
+    {Dtype::kFp32Matrix, "fp32_matrix"}, {Dtype::kTf32, "tf32"}, {Dtype::kBf16, "bf16"},
+    {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"}, {Dtype::kInt8, "int8"}, {Dtype::kFp4, "fp4"},
+    {Dtype::kInt4, "int4"}};
+
+std::vector<std::string> name_tokens(std::string_view name) {
+  static const std::set<std::string> kVendorWords = {"nvidia", "amd", "instinct", "intel", "google",
+                                                      "cloud", "tesla", "geforce", "habana", "radeon"};
+  std::vector<std::string> tokens;
+  std::string cur;
+  auto flush = [&] {
+    if (!cur.empty() && !kVendorWords.count(cur)) tokens.push_back(cur);
+    cur.clear();
+  };
+  for (char c : name) {
+    const char l = detail::lower(c);
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) {
+      cur.push_back(l);
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return tokens;
+}
+
+bool is_memory_token(const std::string& t) {
+  if (detail::starts_with(t, "hbm") || detail::starts_with(t, "gddr")) return true;
+  std::size_t i = 0;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+  if (i == 0 || i == t.size()) return false;
+  const std::string unit = t.substr(i);
+  return unit == "gb" || unit == "g" || unit == "gib";
+}
+
+std::string join(const std::vector<std::string>& tokens) {
+  std::string s;
+  for (const auto& t : tokens) s += t;
+  return s;
+}
+
+double number_or_zero(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return 0.0;
+  if (!it->is_number()) throw Error(fmt::format("'{}' must be a number", key));
+  return it->get<double>();
+}
+
+std::string string_or_empty(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_string()) throw Error(fmt::format("'{}' must be a string", key));
+  return it->get<std::string>();
+}
+
+std::map<Dtype, double> read_peaks(const nlohmann::json& j, const char* key) {
+  std::map<Dtype, double> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_object()) throw Error(fmt::format("'{}' must be an object of dtype: TFLOP/s", key));
+  for (auto& [k, v] : it->items()) {
+    if (!v.is_number() || v.get<double>() <= 0)
+      throw Error(fmt::format("'{}.{}' must be a positive number of TFLOP/s", key, k));
+    out[parse_dtype(k)] = v.get<double>() * 1e12;
+  }
+  return out;
+}
+
+GpuSpec read_spec(const nlohmann::json& j) {
+  if (!j.is_object()) throw Error("each accelerator must be a JSON object");
+  GpuSpec s;
+  s.id = string_or_empty(j, "id");
+  if (s.id.empty()) throw Error("an accelerator has no 'id'");
+  s.name = string_or_empty(j, "name");
+  if (s.name.empty()) s.name = s.id;
+  s.vendor = string_or_empty(j, "vendor");
+  if (auto it = j.find("aliases"); it != j.end() && it->is_array()) {
+    for (const auto& a : *it)
+      if (a.is_string()) s.aliases.push_back(a.get<std::string>());
+  }
+  s.dense_flops = read_peaks(j, "dense_tflops");
+  s.sparse_flops = read_peaks(j, "sparse_tflops");
+  s.memory_bytes = number_or_zero(j, "memory_gb") * 1e9;
+  s.memory_bandwidth = number_or_zero(j, "memory_bw_tb_s") * 1e12;
+  s.interconnect = string_or_empty(j, "interconnect");
+  s.interconnect_bandwidth = number_or_zero(j, "interconnect_gb_s") * 1e9;
+  if (auto it = j.find("tdp_w"); it != j.end() && it->is_number()) s.tdp_w = it->get<double>();
+  s.source = string_or_empty(j, "source");
+  s.interconnect_source = string_or_empty(j, "interconnect_source");
+  if (s.dense_flops.empty())
+    throw Error(fmt::format("accelerator '{}' has no dense_tflops", s.id),
+                "give at least one dense peak, e.g. \"dense_tflops\": {\"bf16\": 989.5}");
+  return s;
+}
+
+}  // namespace
+
+Dtype parse_dtype(std::string_view name) {
+  const std::string n = detail::to_lower(detail::trim(name));
+  for (const auto& d : kDtypeNames)
+    if (n == d.name) return d.dtype;
+  if (n == "bfloat16" || n == "torch.bfloat16" || n == "amp_bf16") return Dtype::kBf16;
+  if (n == "float16" || n == "half" || n == "torch.float16" || n == "amp_fp16") return Dtype::kFp16;
+  if (n == "float32" || n == "float" || n == "torch.float32") return Dtype::kFp32;
+  if (n == "float64" || n == "double") return Dtype::kFp64;
+  if (n == "fp8_e4m3" || n == "fp8_e5m2" || n == "e4m3" || n == "amp_fp8") return Dtype::kFp8;
+  if (n == "nvfp4" || n == "mxfp4") return Dtype::kFp4;
+  throw Error(fmt::format("unknown dtype '{}'", name),
+              "use one of fp64, fp32, tf32, bf16, fp16, fp8, int8, fp4, int4");
+}
+
+const char* to_string(Dtype d) {
+  for (const auto& n : kDtypeNames)
+    if (n.dtype == d) return n.name;
+  return "?";
+}
+
+std::optional<double> GpuSpec::dense_peak(Dtype d) const {
+  auto it = dense_flops.find(d);
+  if (it == dense_flops.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string normalize_gpu_name(std::string_view name) { return join(name_tokens(name)); }
+
+GpuDatabase GpuDatabase::builtin() {
+  GpuDatabase db;
+  db.merge_json(detail::embedded_gpus_json(), "built-in data/gpus.json");
+  return db;
+}
+
+GpuDatabase GpuDatabase::load(const std::string& path) {
+  GpuDatabase db = builtin();
+  std::string file = path;
+  if (file.empty()) {
+    if (const char* env = std::getenv("MFU_GPU_DB"); env != nullptr && *env != '\0') file = env;
+  }
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in)
+      throw Error(fmt::format("cannot open GPU database '{}'", file),
+                  "check the path given to --gpu-db or MFU_GPU_DB");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    db.merge_json(ss.str(), file);
+  }
+  return db;
+}
+
+void GpuDatabase::merge_json(std::string_view json_text, const std::string& origin) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", origin, e.what()),
+                "the GPU database uses the layout of data/gpus.json");
+  }
+  try {
+    const nlohmann::json* list = nullptr;
+    if (doc.is_array()) {
+      list = &doc;
+    } else if (doc.is_object()) {
+      if (auto it = doc.find("accelerators"); it != doc.end()) list = &*it;
+      if (auto it = doc.find("defaults"); it != doc.end() && it->is_object()) {
+        for (auto& [k, v] : it->items())
+          if (v.is_string()) defaults_[normalize_gpu_name(k)] = v.get<std::string>();
+      }
+    }
+    if (list == nullptr || !list->is_array())
+      throw Error("expected an 'accelerators' array", "see data/gpus.json for the layout");
+    for (const auto& item : *list) {
+      GpuSpec spec = read_spec(item);
+      auto it = std::find_if(specs_.begin(), specs_.end(), [&](const GpuSpec& s) { return s.id == spec.id; });
+      if (it != specs_.end()) {
+        *it = std::move(spec);
+      } else {
+        specs_.push_back(std::move(spec));
+      }
+    }
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", origin, e.what()), e.hint());
+  }
+}
+
+namespace {
+
+std::vector<const GpuSpec*> exact_matches(const std::vector<GpuSpec>& specs, const std::string& norm) {
+  std::vector<const GpuSpec*> out;
+  for (const auto& s : specs) {
+    bool hit = normalize_gpu_name(s.id) == norm || normalize_gpu_name(s.name) == norm;
+    for (const auto& a : s.aliases) hit = hit || normalize_gpu_name(a) == norm;
+    if (hit) out.push_back(&s);
+  }
+  return out;
+}
+
+}  // namespace
+
+GpuMatch GpuDatabase::try_resolve(std::string_view query) const {
+  std::vector<std::string> tokens = name_tokens(query);
+  if (tokens.empty()) return {};
+  auto attempt = [&](const std::string& norm) -> GpuMatch {
+    auto hits = exact_matches(specs_, norm);
+    auto def = defaults_.find(norm);
+    if (hits.size() == 1 && def == defaults_.end()) return {hits.front(), {}};
+    if (def != defaults_.end()) {
+      auto it = std::find_if(specs_.begin(), specs_.end(), [&](const GpuSpec& s) { return s.id == def->second; });
+      if (it != specs_.end()) {
+        // Name the other parts of the family (same leading token) so the user can choose.
+        std::vector<std::string> others;
+        const std::string family = tokens.front();
+        for (const auto& s : specs_) {
+          if (&s != &*it && detail::starts_with(normalize_gpu_name(s.id), family)) others.push_back(s.id);
+        }
+        std::string note = fmt::format("'{}' names several parts; using {} ({})", query, it->id, it->name);
+        if (!others.empty()) note += fmt::format("; pass --gpu {} to choose another", fmt::join(others, " or --gpu "));
+        return {&*it, note};
+      }
+    }
+    if (hits.size() > 1) {
+      // Ambiguous with no documented default: caller reports.
+      return {nullptr, {}};
+    }
+    return {};
+  };
+  GpuMatch m = attempt(join(tokens));
+  if (m.spec) return m;
+  std::vector<std::string> stripped;
+  for (const auto& t : tokens)
+    if (!is_memory_token(t)) stripped.push_back(t);
+  if (!stripped.empty() && stripped.size() != tokens.size()) {
+    m = attempt(join(stripped));
+    if (m.spec) return m;
+  }
+  return {};
+}
+
+std::vector<std::string> GpuDatabase::suggestions(std::string_view query, std::size_t n) const {
+  const std::string norm = normalize_gpu_name(query);
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& s : specs_) {
+    std::size_t best = detail::edit_distance(norm, normalize_gpu_name(s.id));
+    for (const auto& a : s.aliases) best = std::min(best, detail::edit_distance(norm, normalize_gpu_name(a)));
+    if (!norm.empty() && detail::starts_with(normalize_gpu_name(s.id), norm)) best = 0;
+    scored.emplace_back(best, s.id);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && out.size() < n; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+GpuMatch GpuDatabase::resolve(std::string_view query) const {
+  GpuMatch m = try_resolve(query);
+  if (m.spec) return m;
+  const std::string norm = normalize_gpu_name(query);
+  auto hits = exact_matches(specs_, norm);
+  if (hits.size() > 1) {
+    std::vector<std::string> ids;
+    for (const auto* h : hits) ids.push_back(h->id);
+    throw Error(fmt::format("GPU '{}' matches several accelerators: {}", query, fmt::join(ids, ", ")),
+                fmt::format("pass one of them, e.g. --gpu {}", ids.front()));
+  }
+  throw Error(fmt::format("unknown GPU '{}'; closest: {}", query, fmt::join(suggestions(query), ", ")),
+              "run 'mfu gpus' for the list, pass --peak to give the per-GPU peak yourself, or add the "
+              "accelerator with --gpu-db FILE");
+}
+
+}  // namespace mfu

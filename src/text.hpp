@@ -1,0 +1,199 @@
+#pragma once
+// Small string helpers shared by the parsers: no allocation unless a copy is asked for.
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mfu::detail {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[nodiscard]] inline bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+[[nodiscard]] inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+[[nodiscard]] inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+[[nodiscard]] inline std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = lower(c);
+  return out;
+}
+
+[[nodiscard]] inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+
+[[nodiscard]] inline bool starts_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
+}
+[[nodiscard]] inline bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+[[nodiscard]] inline bool contains(std::string_view s, std::string_view p) {
+  return s.find(p) != std::string_view::npos;
+}
+
+/// Parses the whole of `s` as a double. Accepts "nan", "inf", "-inf"; returns nullopt on junk.
+[[nodiscard]] inline std::optional<double> parse_double(std::string_view s) {
+  s = trim(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range) return std::nullopt;
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+/// Parses the whole of `s` as a signed integer.
+[[nodiscard]] inline std::optional<std::int64_t> parse_int(std::string_view s) {
+  s = trim(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+/// Parses a number at the start of `s` and advances `s` past it. Thousands separators
+/// ("10,050") are accepted when `allow_commas`; a trailing unit is left in `s`.
+[[nodiscard]] inline std::optional<double> take_number(std::string_view& s, bool allow_commas = false) {
+  std::string_view t = s;
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  if (allow_commas) {
+    // Copy digits without commas into a small buffer.
+    char buf[64];
+    std::size_t n = 0;
+    std::size_t i = 0;
+    while (i < t.size() && n < sizeof(buf)) {
+      char c = t[i];
+      if ((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+        if ((c == 'e' || c == 'E') && n == 0) break;
+        buf[n++] = c;
+        ++i;
+      } else if (c == ',' && n > 0 && i + 1 < t.size() && t[i + 1] >= '0' && t[i + 1] <= '9') {
+        ++i;
+      } else {
+        break;
+      }
+    }
+    if (n == 0) return std::nullopt;
+    const char* b = buf[0] == '+' ? buf + 1 : buf;
+    double v = 0;
+    auto [p, ec] = std::from_chars(b, buf + n, v);
+    if (ec != std::errc() || p == b) return std::nullopt;
+    // Advance over what was consumed: count the characters of t up to i, minus unconsumed tail.
+    std::size_t consumed_digits = static_cast<std::size_t>(p - buf);
+    std::size_t j = 0, seen = 0;
+    while (j < t.size() && seen < consumed_digits) {
+      if (t[j] != ',') ++seen;
+      ++j;
+    }
+    s = t.substr(j);
+    return v;
+  }
+  if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+  double v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || p == t.data()) {
+    // from_chars does not accept "nan"/"inf" with a sign in every libstdc++; handle the words.
+    std::string_view w = t;
+    bool neg = false;
+    if (!w.empty() && w.front() == '-') {
+      neg = true;
+      w.remove_prefix(1);
+    }
+    if (w.size() >= 3 && iequals(w.substr(0, 3), "nan")) {
+      s = w.substr(3);
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    if (w.size() >= 3 && iequals(w.substr(0, 3), "inf")) {
+      std::size_t k = (w.size() >= 8 && iequals(w.substr(0, 8), "infinity")) ? 8 : 3;
+      s = w.substr(k);
+      return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    }
+    return std::nullopt;
+  }
+  s = t.substr(static_cast<std::size_t>(p - t.data()));
+  return v;
+}
+
+/// Removes ANSI escape sequences (colours from torchtitan, DeepSpeed's op report).
+[[nodiscard]] inline std::string strip_ansi(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b') {
+      if (i + 1 < s.size() && s[i + 1] == '[') {
+        std::size_t j = i + 2;
+        while (j < s.size() && !((s[j] >= '@' && s[j] <= '~'))) ++j;
+        i = j;  // skip final byte too
+        continue;
+      }
+      continue;
+    }
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+[[nodiscard]] inline bool has_escape(std::string_view s) { return s.find('\x1b') != std::string_view::npos; }
+
+/// Splits on a single character; keeps empty fields.
+[[nodiscard]] inline std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+/// Finds `key` in `s` and parses the number that follows it (after optional spaces/colon).
+[[nodiscard]] inline std::optional<double> number_after(std::string_view s, std::string_view key,
+                                                        bool allow_commas = false) {
+  std::size_t pos = s.find(key);
+  if (pos == std::string_view::npos) return std::nullopt;
+  std::string_view rest = s.substr(pos + key.size());
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':' || rest.front() == '=' || rest.front() == '\t'))
+    rest.remove_prefix(1);
+  return take_number(rest, allow_commas);
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+[[nodiscard]] inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,88 @@
+#pragma once
+// Helpers for tests: run the real binary, read files, locate the shared samples.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mfu::test {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+/// Runs `mfu ARGS` (already shell-quoted where needed) with a time bound; stdin from /dev/null
+/// unless `stdin_file` is given. `env` is prepended (e.g. "NO_COLOR=1").
+inline CommandResult run_mfu(const std::string& args, const std::string& env = "",
+                             const std::string& stdin_file = "/dev/null", int timeout_s = 120) {
+  static int counter = 0;
+  const auto dir = std::filesystem::temp_directory_path() / ("mfu-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto out_path = dir / ("out" + std::to_string(counter));
+  const auto err_path = dir / ("err" + std::to_string(counter++));
+  const std::string cmd = "env " + env + " timeout " + std::to_string(timeout_s) + " " + MFU_BINARY_PATH + " " + args +
+                          " <" + shell_quote(stdin_file) + " >" + shell_quote(out_path.string()) + " 2>" +
+                          shell_quote(err_path.string());
+  const int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+inline std::filesystem::path source_dir() { return MFU_SOURCE_DIR; }
+inline std::filesystem::path test_data(const std::string& name) { return source_dir() / "tests" / "data" / name; }
+
+/// ../shared/samples (or $MFU_SAMPLES_DIR); empty when absent.
+inline std::filesystem::path samples_dir() {
+  if (const char* env = std::getenv("MFU_SAMPLES_DIR"); env != nullptr && *env != '\0') return env;
+  const auto p = source_dir().parent_path() / "shared" / "samples";
+  return std::filesystem::exists(p) ? p : std::filesystem::path();
+}
+
+/// Compares `actual` to tests/golden/NAME; rewrites the file when MFU_UPDATE_GOLDEN=1.
+inline void expect_golden(const std::string& name, const std::string& actual) {
+  const auto path = source_dir() / "tests" / "golden" / name;
+  if (const char* u = std::getenv("MFU_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
+    write_file(path, actual);
+    return;
+  }
+  ASSERT_TRUE(std::filesystem::exists(path)) << "missing golden file " << path
+                                             << " (run with MFU_UPDATE_GOLDEN=1 to create it)";
+  EXPECT_EQ(read_file(path), actual) << "golden " << name << " differs; review and rerun with MFU_UPDATE_GOLDEN=1";
+}
+
+}  // namespace mfu::test

@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include "mfu/error.hpp"
+#include "mfu/units.hpp"
+
+namespace mfu {
+namespace {
+
+TEST(Units, ParsesFlopCountsWithSiPrefixes) {
+  EXPECT_DOUBLE_EQ(parse_flops("350T"), 350e12);
+  EXPECT_DOUBLE_EQ(parse_flops("3.5e14"), 3.5e14);
+  EXPECT_DOUBLE_EQ(parse_flops("35 TFLOP"), 35e12);
+  EXPECT_DOUBLE_EQ(parse_flops("1.5 PFLOPs"), 1.5e15);
+}
+
+TEST(Units, ParsesFlopRates) {
+  EXPECT_DOUBLE_EQ(parse_flop_rate("989.5 TFLOP/s"), 989.5e12);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("312T"), 312e12);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("19.5TFLOPS"), 19.5e12);
+}
+
+TEST(Units, ParsesDurations) {
+  EXPECT_DOUBLE_EQ(parse_duration("330ms"), 0.330);
+  EXPECT_DOUBLE_EQ(parse_duration("13.75s"), 13.75);
+  EXPECT_DOUBLE_EQ(parse_duration("1.5h"), 5400.0);
+  EXPECT_DOUBLE_EQ(parse_duration("2d"), 172800.0);
+  EXPECT_DOUBLE_EQ(parse_duration("90m"), 5400.0);
+  EXPECT_DOUBLE_EQ(parse_duration("250us"), 250e-6);
+  EXPECT_DOUBLE_EQ(parse_duration("12"), 12.0);  // a bare number is seconds
+}
+
+TEST(Units, ParsesRatesAndCounts) {
+  EXPECT_DOUBLE_EQ(parse_rate("1.2M"), 1.2e6);
+  EXPECT_DOUBLE_EQ(parse_rate("238.3k"), 238300.0);
+  EXPECT_DOUBLE_EQ(parse_rate("238.3k tok/s"), 238300.0);
+  EXPECT_DOUBLE_EQ(parse_count("540.35B"), 540.35e9);
+  EXPECT_DOUBLE_EQ(parse_count("15T"), 15e12);
+  EXPECT_DOUBLE_EQ(parse_count("1024"), 1024.0);
+}
+
+TEST(Units, ParsesRatiosAsPercentOrFraction) {
+  EXPECT_DOUBLE_EQ(parse_ratio("40%"), 0.40);
+  EXPECT_DOUBLE_EQ(parse_ratio("0.4"), 0.40);
+  EXPECT_DOUBLE_EQ(parse_ratio("100%"), 1.0);
+}
+
+TEST(Units, RejectsABareRatioAboveOneAsAmbiguous) {
+  try {
+    (void)parse_ratio("40");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ambiguous"), std::string::npos);
+  }
+}
+
+TEST(Units, RejectsAQuantityOfTheWrongKindAndSaysSo) {
+  try {
+    (void)parse_flops("330ms");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("a FLOP count"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("a time"), std::string::npos) << msg;
+  }
+  EXPECT_THROW((void)parse_duration("35 TFLOP"), Error);
+  EXPECT_THROW((void)parse_rate("330ms"), Error);
+  EXPECT_THROW((void)parse_count("40%"), Error);
+}
+
+TEST(Units, RejectsGarbageNanInfAndNegatives) {
+  EXPECT_THROW((void)parse_duration(""), Error);
+  EXPECT_THROW((void)parse_duration("abc"), Error);
+  EXPECT_THROW((void)parse_duration("nan"), Error);
+  EXPECT_THROW((void)parse_duration("inf"), Error);
+  EXPECT_THROW((void)parse_duration("-3s"), Error);
+  EXPECT_THROW((void)parse_duration("3 parsecs"), Error);
+}
+
+TEST(Units, ParsesScales) {
+  EXPECT_DOUBLE_EQ(parse_scale("0.5x"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_scale("0"), 0.0);
+  EXPECT_DOUBLE_EQ(parse_scale("80%"), 0.8);
+  EXPECT_THROW((void)parse_scale("half"), Error);
+}
+
+TEST(Units, FormatsForHumans) {
+  EXPECT_EQ(format_flop_rate(989.5e12), "989.5 TFLOP/s");
+  EXPECT_EQ(format_flops(35e12), "35.0 TFLOP");
+  EXPECT_EQ(format_duration(0.330), "330 ms");
+  EXPECT_EQ(format_duration(13.75), "13.75 s");
+  EXPECT_EQ(format_duration(5400), "90.0 min");
+  EXPECT_EQ(format_count(238300), "238.3k");
+  EXPECT_EQ(format_count(540.35e9), "540.35B");
+  EXPECT_EQ(format_percent(0.3399), "34.0%");
+  EXPECT_EQ(format_number(0.0), "0");
+  EXPECT_EQ(format_number(1234.5678, 6), "1234.57");
+}
+
+}  // namespace
+}  // namespace mfu
