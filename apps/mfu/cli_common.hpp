@@ -11,9 +11,11 @@
 #include <optional>
 #include <string>
 
+#include "mfu/analysis.hpp"
 #include "mfu/calc.hpp"
 #include "mfu/flops.hpp"
 #include "mfu/gpu.hpp"
+#include "mfu/ingest.hpp"
 #include "mfu/model.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
@@ -36,7 +38,7 @@ struct GlobalOptions {
 struct ModelFlags {
   std::string model, params, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k, seq_len;
   bool swiglu = false;
-  std::string convention = "palm";
+  std::string convention;
   std::string recompute;
   /// True when any model flag was given.
   [[nodiscard]] bool any() const;
@@ -47,7 +49,15 @@ struct HardwareFlags {
   std::string gpu, gpus, dtype, peak;
 };
 
+/// --tokens-per-step, --batch, --flops, --micro-batches, --warmup, --price-per-gpu-hour.
+struct WorkFlags {
+  std::string tokens_per_step, batch, flops, micro_batches, warmup, price;
+};
+
 void add_model_flags(CLI::App* app, ModelFlags& flags);
+void add_work_flags(CLI::App* app, WorkFlags& flags);
+/// The analysis options the flags describe (units parsed, errors named).
+[[nodiscard]] AnalyzeOptions analyze_options(const ModelFlags& m, const HardwareFlags& h, const WorkFlags& w);
 void add_hardware_flags(CLI::App* app, HardwareFlags& flags);
 
 /// Builds the model from --model plus shape overrides; nullopt when no model flag was given.
@@ -81,6 +91,17 @@ class Output {
   bool committed_ = false;
 };
 
+/// --format, --strict, --max-warnings.
+struct IngestFlags {
+  std::string format;
+  bool strict = false;
+  std::size_t max_warnings = 20;
+};
+void add_ingest_flags(CLI::App* cmd, IngestFlags& flags);
+[[nodiscard]] IngestOptions ingest_options(const IngestFlags& flags, const GlobalOptions& g);
+/// Prints the run's diagnostics to stderr as warnings (info lines only when not quiet).
+void print_diagnostics(const Run& run, const GlobalOptions& g);
+
 /// Prints "mfu: warning: ..." to stderr (through spdlog).
 void warn(const std::string& message);
 void info(const std::string& message);
@@ -90,5 +111,12 @@ using Runner = std::function<int()>;
 Runner add_calc(CLI::App& app, GlobalOptions& g);
 Runner add_gpus(CLI::App& app, GlobalOptions& g);
 Runner add_models(CLI::App& app, GlobalOptions& g);
+Runner add_inspect(CLI::App& app, GlobalOptions& g);
+Runner add_analyze(CLI::App& app, GlobalOptions& g);
+/// `mfu analyze --follow`: re-reads the log every `interval` seconds until Ctrl-C.
+int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt, const GpuDatabase& db,
+               const IngestFlags& ingest, OutputFormat format, const std::string& out_file, double interval,
+               const GlobalOptions& g);
+Runner add_convert(CLI::App& app, GlobalOptions& g);
 
 }  // namespace mfu::cli

@@ -43,7 +43,7 @@ Runner add_calc(CLI::App& app, GlobalOptions& g) {
   return [f, &g]() {
     CalcInputs in;
     in.model = build_model(f->model);
-    in.convention = parse_convention(f->model.convention);
+    if (!f->model.convention.empty()) in.convention = parse_convention(f->model.convention);
     if (!f->model.recompute.empty()) in.recompute = parse_recompute(f->model.recompute);
     in.batch = quantity(f->batch, Quantity::kCount);
     in.tokens_per_step = quantity(f->tokens_per_step, Quantity::kCount);

@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   runners["calc"] = mfu::cli::add_calc(app, global);
   runners["gpus"] = mfu::cli::add_gpus(app, global);
   runners["models"] = mfu::cli::add_models(app, global);
+  runners["analyze"] = mfu::cli::add_analyze(app, global);
+  runners["inspect"] = mfu::cli::add_inspect(app, global);
+  runners["convert"] = mfu::cli::add_convert(app, global);
 
   try {
     app.parse(argc, argv);

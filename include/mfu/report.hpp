@@ -7,9 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "mfu/analysis.hpp"
 #include "mfu/calc.hpp"
 #include "mfu/gpu.hpp"
 #include "mfu/model.hpp"
+#include "mfu/run.hpp"
 
 namespace mfu {
 
@@ -31,5 +33,12 @@ void render_calc(const CalcResult& result, OutputFormat format, const RenderOpti
 void render_gpu_list(const GpuDatabase& db, OutputFormat format, std::ostream& out);
 void render_gpu(const GpuSpec& spec, const std::string& note, OutputFormat format, std::ostream& out);
 void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostream& out);
+/// `mfu analyze`: the headline, the waterfall, stalls, fixes; `run` supplies per-iteration rows
+/// (csv, json with per_iteration, html charts use the analysis' series).
+void render_analysis(const Analysis& analysis, const Run& run, OutputFormat format, const RenderOptions& options,
+                     std::ostream& out);
+
+/// `mfu inspect`: format, records, fields, metadata with sources, events, diagnostics.
+void render_inspect(const Run& run, OutputFormat format, std::ostream& out);
 
 }  // namespace mfu

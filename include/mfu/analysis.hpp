@@ -1,0 +1,198 @@
+#pragma once
+/// `mfu analyze`: MFU of a run and where every second of its wall time went.
+///
+/// Definitions (DESIGN.md): MFU = total model FLOPs / (peak per GPU x GPUs x wall time).
+/// The waterfall splits the wall time into buckets that add up to it exactly; each bucket says
+/// whether it was measured (a timer or timestamps), inferred (slow steps, gaps, the pipeline
+/// bubble formula) or residual (what is left when nothing says more).
+///
+/// **Example**:
+///   mfu::Run run = mfu::ingest({"train.log"});
+///   mfu::AnalyzeOptions opt;
+///   opt.gpu = "h100"; opt.gpus = 64;
+///   mfu::Analysis a = mfu::analyze(run, opt);
+///   a.mfu;          // whole-run MFU, when the work and the hardware are known
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mfu/flops.hpp"
+#include "mfu/gpu.hpp"
+#include "mfu/model.hpp"
+#include "mfu/run.hpp"
+
+namespace mfu {
+
+/// Flags that complete or override what the log says.
+struct AnalyzeOptions {
+  std::optional<ModelShape> model;  ///< --model and shape flags (fields set override the log's)
+  std::optional<Convention> convention;
+  std::optional<Recompute> recompute;
+  std::optional<std::string> gpu;
+  std::optional<double> peak_flops;  ///< per GPU
+  std::optional<Dtype> dtype;
+  std::optional<double> gpus;
+  std::optional<double> seq_len;          ///< --seq-len (wins over the log and the preset)
+  std::optional<double> tokens_per_step;  ///< global
+  std::optional<double> batch;            ///< global sequences per step
+  std::optional<double> flops_per_step;   ///< model FLOPs per step, all GPUs
+  std::optional<std::int64_t> warmup;     ///< iterations treated as warm-up (else detected)
+  std::optional<double> price_per_gpu_hour;
+  /// Pipeline micro-batches per step (for the bubble); else global / (micro x dp).
+  std::optional<double> micro_batches;
+};
+
+/// The names of the waterfall buckets, in report order.
+inline constexpr const char* kBucketNames[] = {"compute",    "compute_inefficiency", "comm",    "io",
+                                               "idle",       "checkpoint",           "restart", "startup",
+                                               "eval",       "other"};
+
+/// How a bucket's time is known.
+enum class BucketSource { kMeasured, kInferred, kResidual, kNone };
+[[nodiscard]] const char* to_string(BucketSource s);
+
+struct Bucket {
+  std::string name;   ///< one of kBucketNames
+  std::string label;  ///< for people: "exposed communication"
+  double seconds = 0;
+  double fraction = 0;  ///< of the wall time
+  double gpu_hours = 0;
+  BucketSource source = BucketSource::kNone;
+  std::string detail;          ///< what it is made of ("optimizer 14.0 ms/step measured, ...")
+  double mfu_gain = 0;         ///< MFU (0..1) that removing this bucket would add
+  std::optional<double> cost;  ///< with a price per GPU-hour
+  std::optional<double> energy_kwh;
+};
+
+struct Distribution {
+  double mean = kUnknown, median = kUnknown, p05 = kUnknown, p95 = kUnknown, min = kUnknown, max = kUnknown,
+         mad = kUnknown;
+  std::size_t count = 0;
+};
+
+struct Stall {
+  std::int64_t step = 0;
+  double time_s = 0;
+  double excess_s = 0;  ///< over the steady step, times the iterations of the record
+  std::uint32_t line = 0;
+  std::string cause;  ///< "checkpoint", "eval" or "" when unknown
+};
+
+struct StallReport {
+  double threshold_s = kUnknown;  ///< median + 3 * MAD
+  std::size_t count = 0;          ///< records above the threshold
+  double excess_s = 0;            ///< their time above the steady step
+  std::optional<std::int64_t> period_steps;  ///< when they recur every N steps
+  std::string period_cause;                  ///< e.g. "save_interval 1000"
+  std::vector<Stall> worst;                  ///< up to 10, slowest first
+};
+
+struct Fix {
+  std::string bucket;
+  std::string label;
+  double seconds = 0;
+  double mfu_gain = 0;  ///< 0..1
+  std::string advice;
+};
+
+/// A value used by the analysis and where it came from ("flag --gpus", "log line 12", ...).
+struct InputValue {
+  std::string name;
+  std::string value;
+  std::string source;
+};
+
+/// One point of the per-iteration series (downsampled for charts).
+struct SeriesPoint {
+  std::int64_t step = 0;
+  double time_s = kUnknown;
+  double mfu = kUnknown;
+  bool stall = false;
+  bool warmup = false;
+};
+
+struct Analysis {
+  std::string format;
+  std::vector<std::string> inputs;
+  std::vector<InputValue> used;  ///< resolved inputs with their sources
+
+  // Hardware and work.
+  std::string gpu;       ///< resolved id, empty when unknown
+  std::string gpu_name;
+  std::string dtype;
+  double peak_flops_per_gpu = kUnknown;
+  double gpus = kUnknown;
+  std::optional<double> tdp_w;
+  std::string convention;
+  std::string recompute;
+  std::string flops_source;  ///< "log", "model", "flag", "framework" or "" when unknown
+  double model_flops_per_token = kUnknown;
+  double hardware_flops_per_token = kUnknown;
+
+  // Totals.
+  double wall_time_s = 0;
+  double gpu_hours = 0;
+  std::uint64_t iterations_total = 0;
+  std::uint64_t iterations_analyzed = 0;  ///< steady state
+  std::uint64_t warmup_iterations = 0;
+  double warmup_time_s = 0;
+  double total_model_flops = kUnknown;
+  double total_tokens = kUnknown;
+
+  // Headline numbers (nullopt when the inputs do not determine them).
+  std::optional<double> mfu;          ///< whole run, wall time
+  std::optional<double> hfu;
+  std::optional<double> mfu_steady;   ///< steady-state steps only
+  std::optional<double> achieved_flops_per_s_per_gpu;         ///< whole run
+  std::optional<double> achieved_flops_per_s_per_gpu_steady;
+  std::optional<double> tokens_per_s;                         ///< steady state, global
+  std::optional<double> tokens_per_s_per_gpu;
+  std::optional<double> goodput;
+
+  /// The framework's own count, when the log prints it.
+  std::optional<double> framework_mfu_steady;
+  std::optional<double> framework_flops_per_s_per_gpu;
+  std::string framework_convention;        ///< the convention mfu believes the framework used
+  std::optional<double> recomputed_flops_per_s_per_gpu;  ///< mfu's count under that convention
+  std::optional<double> framework_agreement;  ///< recomputed / printed - 1
+
+  Distribution step_time;
+  Distribution mfu_per_iteration;
+  std::vector<Bucket> buckets;
+  StallReport stalls;
+  std::vector<Fix> fixes;
+  std::vector<SeriesPoint> series;  ///< at most ~2000 points
+  std::vector<std::string> unknowns;  ///< what the log does not say, with the flag that would say it
+  std::vector<std::string> warnings;
+  std::optional<double> total_cost;
+  std::optional<double> total_energy_kwh;
+  std::size_t restarts = 0;
+  std::int64_t steps_lost = 0;
+
+  [[nodiscard]] const Bucket* bucket(const std::string& name) const;
+
+  // How per-iteration work is counted, for renderers that walk the run's records.
+  double seq_len = kUnknown;
+  double default_tokens_per_iteration = kUnknown;
+  double default_flops_per_iteration = kUnknown;
+  bool flops_from_framework = false;  ///< per-record FLOPs = printed FLOP/s x time x GPUs
+  bool flops_from_log = false;        ///< per-record model_flops field
+};
+
+/// Resolves hardware, model and work from the run and the flags, then computes the numbers
+/// above. Throws mfu::ImpossibleResult when MFU would exceed 100% with the inputs named, and
+/// mfu::Error when the run has no timed iteration at all.
+[[nodiscard]] Analysis analyze(const Run& run, const AnalyzeOptions& options,
+                               const GpuDatabase& db = GpuDatabase::builtin());
+
+/// Model FLOPs of one iteration of `it` as the analysis counts them (NaN when unknown).
+[[nodiscard]] double iteration_model_flops(const Analysis& a, const Iteration& it);
+/// MFU of one iteration of `it` (NaN when unknown).
+[[nodiscard]] double iteration_mfu(const Analysis& a, const Iteration& it);
+/// Tokens of one iteration of `it` (NaN when unknown).
+[[nodiscard]] double iteration_tokens(const Analysis& a, const Iteration& it);
+
+}  // namespace mfu

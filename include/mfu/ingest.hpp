@@ -1,0 +1,61 @@
+#pragma once
+/// Reading training logs: format detection, decompression, one parser per format, and the
+/// conversion to mfu's native JSON Lines.
+///
+/// **Example**:
+///   mfu::IngestOptions opt;
+///   mfu::Run run = mfu::ingest({"run.log.gz"}, opt);   // detects the format
+///   run.iterations.size();                              // per-iteration records
+
+#include <cstddef>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mfu/run.hpp"
+
+namespace mfu {
+
+struct IngestOptions {
+  std::string format;             ///< force a format ("" = detect)
+  bool strict = false;            ///< a malformed record line is an error, not a warning
+  std::size_t max_diagnostics = 20;
+  unsigned threads = 0;           ///< 0 = hardware concurrency (at most 2 used per file here)
+  /// Called with progress messages ("reading x.log (megatron)") when set.
+  std::function<void(const std::string&)> on_progress;
+};
+
+/// Names and one-line descriptions of the formats mfu reads.
+struct FormatInfo {
+  std::string name;
+  std::string description;
+};
+[[nodiscard]] const std::vector<FormatInfo>& known_formats();
+
+/// Result of sniffing the start of an input.
+struct FormatGuess {
+  std::string name;        ///< best format, empty when none fits
+  double score = 0;        ///< evidence for it
+  std::string runner_up;   ///< nearest other format (for error messages)
+};
+
+/// Sniffs `head` (the first bytes of the input). `filename` helps only with tie-breaks
+/// (".csv", "trainer_state.json").
+[[nodiscard]] FormatGuess detect_format(std::string_view head, std::string_view filename = {});
+
+/// Reads one or more inputs into one run. Each path is a file (plain, .gz or .zst, detected by
+/// content), "-" for stdin, or a directory (its files, ordered by content). Several files of
+/// the same run are merged: one per rank (overlapping steps) or the pieces of a restarted job
+/// (ordered by their steps and timestamps). Throws mfu::Error when nothing can be read or the
+/// format is unknown (naming the formats tried and the nearest one).
+[[nodiscard]] Run ingest(const std::vector<std::string>& paths, const IngestOptions& options = {});
+
+/// Parses text already in memory (tests, fuzzing). `name` labels diagnostics.
+[[nodiscard]] Run ingest_text(std::string_view text, const std::string& name, const IngestOptions& options = {});
+
+/// Writes `run` as native JSON Lines: one meta line, one line per record, one line per event.
+void write_native(const Run& run, std::ostream& out);
+
+}  // namespace mfu

@@ -1,0 +1,167 @@
+#pragma once
+/// The normalized run every parser produces: metadata (with where each value came from),
+/// per-iteration records, events and diagnostics. Records are stored column-wise in compact
+/// chunks so memory grows with the iterations kept (tens of bytes each), never with the file.
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace mfu {
+
+inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+[[nodiscard]] inline bool known(double v) { return !std::isnan(v); }
+
+/// Timers a log can carry for one iteration, in seconds (averaged per iteration).
+enum class Phase : std::uint8_t {
+  kForward,          ///< forward compute
+  kBackward,         ///< backward compute
+  kForwardBackward,  ///< forward + backward when only the sum is timed
+  kOptimizer,        ///< optimizer step
+  kComm,             ///< exposed communication (gradient sync, all-gather, p2p)
+  kData,             ///< waiting for the next batch
+  kGenerate,         ///< RLHF rollout generation (DeepSpeed-Chat)
+  kOther,            ///< timed but none of the above
+};
+inline constexpr std::size_t kPhaseCount = 8;
+[[nodiscard]] const char* to_string(Phase p);
+/// Key used in the native format: "forward_s", "comm_s", ...
+[[nodiscard]] const char* phase_key(Phase p);
+
+/// One record of the log: one iteration, or the average of `count` iterations (Megatron prints
+/// one line per log interval). Quantities are per iteration; NaN when the log does not say.
+struct Iteration {
+  std::int64_t step = -1;
+  std::uint32_t count = 1;       ///< iterations this record stands for
+  std::uint32_t line = 0;        ///< line in its file (1-based)
+  std::int32_t rank = -1;        ///< rank that printed it (-1 = unknown)
+  std::uint16_t file = 0;        ///< index into Run::inputs
+  double time_s = kUnknown;      ///< wall time per iteration
+  double timestamp_s = kUnknown; ///< wall clock when the record was printed (Unix seconds, UTC)
+  double tokens = kUnknown;      ///< tokens per iteration, all GPUs
+  double samples = kUnknown;     ///< samples (sequences) per iteration, all GPUs
+  double loss = kUnknown;
+  double model_flops = kUnknown;        ///< model FLOPs per iteration, all GPUs, as the log says
+  double reported_flops_per_gpu = kUnknown;  ///< the framework's achieved FLOP/s per GPU
+  double reported_mfu = kUnknown;       ///< the framework's printed MFU, 0..1
+  std::array<double, kPhaseCount> phase{kUnknown, kUnknown, kUnknown, kUnknown,
+                                        kUnknown, kUnknown, kUnknown, kUnknown};
+
+  [[nodiscard]] double& at(Phase p) { return phase[static_cast<std::size_t>(p)]; }
+  [[nodiscard]] double at(Phase p) const { return phase[static_cast<std::size_t>(p)]; }
+};
+
+/// Column-wise store of Iteration records. Columns that no record uses take no memory.
+class IterationTable {
+ public:
+  IterationTable();
+  ~IterationTable();
+  IterationTable(IterationTable&&) noexcept;
+  IterationTable& operator=(IterationTable&&) noexcept;
+  IterationTable(const IterationTable&);
+  IterationTable& operator=(const IterationTable&);
+
+  void push_back(const Iteration& it);
+  void set(std::size_t i, const Iteration& it);
+  [[nodiscard]] Iteration operator[](std::size_t i) const;
+  [[nodiscard]] Iteration back() const { return (*this)[size() - 1]; }
+  void pop_back();
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] bool empty() const { return size() == 0; }
+  void clear();
+  /// Bytes held by the columns.
+  [[nodiscard]] std::size_t memory_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+enum class EventKind { kCheckpointSave, kCheckpointLoad, kEval, kRestart, kStartup, kStall, kOther };
+[[nodiscard]] const char* to_string(EventKind k);
+
+/// Something that happened outside the iteration records: a checkpoint, an evaluation pass, a
+/// restart. `duration_s` is NaN when the log does not say how long it took.
+struct Event {
+  EventKind kind = EventKind::kOther;
+  std::int64_t step = -1;
+  double timestamp_s = kUnknown;  ///< when it ended (or was printed)
+  double duration_s = kUnknown;
+  std::uint32_t line = 0;
+  std::uint16_t file = 0;
+  std::string detail;
+  /// For kRestart: iterations whose work was thrown away (steps after the restored step).
+  std::int64_t steps_lost = 0;
+};
+
+/// A metadata value with where it came from ("line 123", "--gpus flag", "system.json").
+struct MetaValue {
+  std::variant<double, std::string> value;
+  std::string source;
+};
+
+/// Run metadata as key -> value. Keys (all optional): gpus, gpu_name, dtype, tp, pp, cp, ep, dp,
+/// micro_batch, global_batch, grad_accum, seq_len, layers, hidden, heads, kv_heads, head_dim,
+/// ffn, vocab, experts, top_k, moe_ffn, shared_experts, swiglu, tied_embeddings, params,
+/// model_name, recompute, log_interval, train_iters, save_interval, eval_interval,
+/// framework, framework_peak_flops, framework_convention, virtual_pp.
+class RunMeta {
+ public:
+  void set(const std::string& key, double value, const std::string& source, bool overwrite = true);
+  void set(const std::string& key, const std::string& value, const std::string& source, bool overwrite = true);
+  [[nodiscard]] std::optional<double> number(const std::string& key) const;
+  [[nodiscard]] std::optional<std::string> text(const std::string& key) const;
+  [[nodiscard]] std::string source(const std::string& key) const;
+  [[nodiscard]] bool has(const std::string& key) const { return values_.count(key) != 0; }
+  void erase(const std::string& key) { values_.erase(key); }
+  [[nodiscard]] const std::map<std::string, MetaValue>& all() const { return values_; }
+  /// Copies entries of `other` that this one lacks.
+  void fill_from(const RunMeta& other);
+
+ private:
+  std::map<std::string, MetaValue> values_;
+};
+
+struct Diagnostic {
+  enum class Severity { kInfo, kWarning, kError };
+  Severity severity = Severity::kWarning;
+  std::string file;
+  std::uint64_t line = 0;
+  std::string message;
+};
+
+/// How the per-iteration times were obtained, for reports.
+enum class TimingKind {
+  kPerIteration,  ///< every iteration is timed
+  kAveraged,      ///< each record is the average of the iterations since the previous record
+  kSampled,       ///< records time single iterations every N; the rest are assumed alike
+  kNone,          ///< the log has no per-iteration time
+};
+
+struct Run {
+  std::string format;                 ///< detected (or forced) format name
+  std::vector<std::string> inputs;    ///< files read, in the order used
+  RunMeta meta;
+  IterationTable iterations;
+  std::vector<Event> events;
+  std::vector<Diagnostic> diagnostics;     ///< capped; see suppressed_diagnostics
+  std::size_t suppressed_diagnostics = 0;  ///< warnings beyond the cap
+  std::size_t malformed_lines = 0;         ///< lines that looked like records but did not parse
+  double first_timestamp_s = kUnknown;     ///< earliest wall-clock time seen in any line
+  double last_timestamp_s = kUnknown;      ///< latest
+  std::uint64_t lines_read = 0;
+  std::uint64_t bytes_read = 0;
+  TimingKind timing = TimingKind::kPerIteration;
+  std::vector<std::string> fields;  ///< names of the per-iteration fields recovered
+  std::vector<std::int32_t> ranks;  ///< ranks whose lines were seen
+  bool truncated = false;           ///< the input ended early (killed job, cut stream)
+};
+
+}  // namespace mfu

@@ -1,0 +1,288 @@
+#include "analysis/resolve.hpp"
+
+#include <fmt/format.h>
+
+#include "mfu/calc.hpp"
+#include "mfu/error.hpp"
+#include "mfu/units.hpp"
+#include "text.hpp"
+
+namespace mfu::detail {
+namespace {
+
+std::int64_t as_int(std::optional<double> v) { return v ? static_cast<std::int64_t>(*v) : 0; }
+
+/// The model shape the log describes (Megatron args, torchtitan config, MLPerf keys).
+std::optional<ModelShape> model_from_meta(const RunMeta& meta) {
+  if (!meta.number("layers") || !meta.number("hidden") || !meta.number("heads")) return std::nullopt;
+  ModelShape m;
+  m.id = "log";
+  m.name = meta.text("model_name").value_or("model from the log");
+  m.source = meta.source("layers");
+  m.layers = as_int(meta.number("layers"));
+  m.hidden = as_int(meta.number("hidden"));
+  m.heads = as_int(meta.number("heads"));
+  if (auto kv = meta.number("kv_heads")) {
+    m.kv_heads = static_cast<std::int64_t>(*kv);
+  } else if (meta.number("gqa").value_or(0) > 0 && meta.number("query_groups")) {
+    m.kv_heads = as_int(meta.number("query_groups"));
+  }
+  m.head_dim = as_int(meta.number("head_dim"));
+  m.ffn = as_int(meta.number("ffn"));
+  m.vocab = as_int(meta.number("vocab"));
+  m.seq_len = as_int(meta.number("seq_len"));
+  m.gated_mlp = meta.number("swiglu").value_or(0) > 0;
+  m.tied_embeddings = meta.number("tied_embeddings").value_or(0) > 0;
+  if (auto e = meta.number("experts"); e && *e > 1) {
+    m.experts = static_cast<std::int64_t>(*e);
+    m.top_k = as_int(meta.number("top_k"));
+    if (m.top_k == 0) m.top_k = 2;  // Megatron's default --moe-router-topk
+    m.moe_ffn = as_int(meta.number("moe_ffn"));
+    if (auto sh = meta.number("shared_expert_ffn"); sh && m.eff_moe_ffn() > 0)
+      m.shared_experts = static_cast<std::int64_t>(*sh) / m.eff_moe_ffn();
+    if (auto f = meta.number("moe_layer_freq")) m.moe_layer_freq = static_cast<std::int64_t>(*f);
+  }
+  return m;
+}
+
+std::string fmt_count(double v) { return format_count(v); }
+
+}  // namespace
+
+double tokens_of(const Iteration& it, double seq_len, double tokens_default) {
+  if (known(it.tokens)) return it.tokens;
+  if (known(it.samples) && known(seq_len)) return it.samples * seq_len;
+  return tokens_default;
+}
+
+Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& db) {
+  Resolved r;
+  const RunMeta& meta = run.meta;
+  auto use = [&](const std::string& name, const std::string& value, const std::string& source) {
+    r.used.push_back(InputValue{name, value, source});
+  };
+
+  // --- GPU count.
+  if (opt.gpus) {
+    r.gpus = *opt.gpus;
+    use("gpus", format_number(r.gpus), "flag --gpus");
+  } else if (auto g = meta.number("gpus")) {
+    r.gpus = *g;
+    use("gpus", format_number(r.gpus), meta.source("gpus"));
+  } else if (meta.number("gpus_per_node") && meta.number("nodes")) {
+    r.gpus = *meta.number("gpus_per_node") * *meta.number("nodes");
+    use("gpus", format_number(r.gpus), "launcher: gpus_per_node x nodes (" + meta.source("gpus_per_node") + ")");
+  } else if (auto v = meta.number("gpus_visible")) {
+    r.gpus = *v;
+    use("gpus", format_number(r.gpus), "assumed: every GPU in the nvidia-smi table (" + meta.source("gpus_visible") + ")");
+    r.warnings.push_back(fmt::format("the GPU count {} is assumed from the nvidia-smi table; pass --gpus if the job "
+                                     "used fewer or more",
+                                     format_number(r.gpus)));
+  } else {
+    r.unknowns.push_back("GPU count: pass --gpus N");
+  }
+  if (known(r.gpus) && (r.gpus < 1 || !std::isfinite(r.gpus)))
+    throw Error(fmt::format("the GPU count must be at least 1, got {}", format_number(r.gpus)),
+                "pass --gpus with the number of accelerators the job used");
+
+  // --- Accelerator and peak.
+  std::optional<Dtype> dtype = opt.dtype;
+  std::string dtype_source = opt.dtype ? "flag --dtype" : "";
+  if (!dtype) {
+    if (auto d = meta.text("dtype")) {
+      try {
+        dtype = parse_dtype(*d);
+        dtype_source = meta.source("dtype");
+      } catch (const Error&) {
+      }
+    }
+  }
+  std::string gpu_query;
+  std::string gpu_source;
+  if (opt.gpu) {
+    gpu_query = *opt.gpu;
+    gpu_source = "flag --gpu";
+  } else if (auto g = meta.text("gpu_name")) {
+    gpu_query = *g;
+    gpu_source = meta.source("gpu_name");
+  }
+  if (!gpu_query.empty()) {
+    GpuMatch m = opt.gpu ? db.resolve(gpu_query) : db.try_resolve(gpu_query);
+    if (m.spec) {
+      r.spec = m.spec;
+      use("gpu", m.spec->id, gpu_source + (gpu_query != m.spec->id ? " ('" + gpu_query + "')" : ""));
+      if (!m.note.empty()) r.warnings.push_back(m.note);
+    } else {
+      r.warnings.push_back(fmt::format("the log names the accelerator '{}', which is not in the database; closest: "
+                                       "{}",
+                                       gpu_query, fmt::join(db.suggestions(gpu_query), ", ")));
+    }
+  }
+  if (opt.peak_flops) {
+    r.peak = *opt.peak_flops;
+    r.dtype = dtype ? to_string(*dtype) : "as given";
+    use("peak", format_flop_rate(r.peak), "flag --peak");
+  } else if (r.spec) {
+    Dtype chosen = Dtype::kBf16;
+    std::string note;
+    try {
+      r.peak = choose_peak(*r.spec, dtype, &chosen, &note);
+      r.dtype = to_string(chosen);
+      use("peak", format_flop_rate(r.peak),
+          fmt::format("{} dense {} ({})", r.spec->id, r.dtype, dtype_source.empty() ? "default dtype" : dtype_source));
+      if (!note.empty()) r.warnings.push_back(note);
+    } catch (const Error& e) {
+      r.warnings.push_back(std::string(e.what()) + "; " + e.hint());
+    }
+  }
+  if (!known(r.peak)) {
+    if (r.spec == nullptr) r.unknowns.push_back("accelerator: pass --gpu NAME (see 'mfu gpus') or --peak per GPU");
+    else r.unknowns.push_back("peak for this dtype: pass --dtype or --peak");
+  }
+
+  // --- Sequence length.
+  if (opt.seq_len) {
+    r.seq_len = *opt.seq_len;
+    use("seq_len", format_number(r.seq_len), "flag --seq-len");
+  } else if (auto s = meta.number("seq_len")) {
+    r.seq_len = *s;
+    use("seq_len", format_number(r.seq_len), meta.source("seq_len"));
+  }
+
+  // --- Model.
+  std::string model_source;
+  if (opt.model && opt.model->id == "custom" && !opt.model->params) {
+    // Shape flags without --model override single fields of the log's shape.
+    std::optional<ModelShape> base = model_from_meta(meta);
+    ModelShape m = base.value_or(*opt.model);
+    const ModelShape& f = *opt.model;
+    auto over = [](std::int64_t& dst, std::int64_t v) {
+      if (v > 0) dst = v;
+    };
+    over(m.layers, f.layers);
+    over(m.hidden, f.hidden);
+    over(m.heads, f.heads);
+    over(m.kv_heads, f.kv_heads);
+    over(m.head_dim, f.head_dim);
+    over(m.ffn, f.ffn);
+    over(m.vocab, f.vocab);
+    over(m.experts, f.experts);
+    over(m.top_k, f.top_k);
+    if (f.gated_mlp) m.gated_mlp = true;
+    if (m.has_core_shape()) {
+      r.model = m;
+      model_source = base ? "the log, with shape flags" : "shape flags";
+    } else {
+      r.unknowns.push_back("model shape: the flags give only part of it; add --layers --hidden --heads or --model");
+    }
+  } else if (opt.model) {
+    r.model = opt.model;
+    model_source = opt.model->id == "custom" ? "flag --params" : "flag --model " + opt.model->id;
+  } else if (auto m = model_from_meta(meta)) {
+    r.model = m;
+    model_source = "the log (" + meta.source("layers") + ")";
+  } else if (auto name = meta.text("model_name")) {
+    if (const ModelShape* p = ModelCatalog::builtin().find(*name)) {
+      r.model = *p;
+      model_source = "preset " + p->id + " named by the log (" + meta.source("model_name") + ")";
+    }
+  }
+  if (r.model) {
+    if (known(r.seq_len)) {
+      r.model->seq_len = static_cast<std::int64_t>(r.seq_len);
+    } else if (r.model->seq_len > 0) {
+      r.seq_len = static_cast<double>(r.model->seq_len);
+      use("seq_len", format_number(r.seq_len), "model default (" + model_source + ")");
+    }
+    use("model", r.model->name.empty() ? r.model->id : r.model->name, model_source);
+  }
+
+  // --- Convention and recomputation.
+  r.convention = opt.convention.value_or(Convention::kPalm);
+  use("convention", to_string(r.convention), opt.convention ? "flag --convention" : "default (PaLM, the MFU definition)");
+  if (opt.recompute) {
+    r.recompute = *opt.recompute;
+    use("recompute", to_string(r.recompute), "flag --recompute");
+  } else if (auto rc = meta.text("recompute")) {
+    try {
+      r.recompute = parse_recompute(*rc);
+      use("recompute", to_string(r.recompute), meta.source("recompute"));
+    } catch (const Error&) {
+    }
+  }
+  if (r.model) {
+    try {
+      r.fpt = training_flops_per_token(*r.model, r.convention, r.recompute,
+                                       known(r.seq_len) ? static_cast<std::int64_t>(r.seq_len) : 0);
+      if (!r.fpt->note.empty()) r.warnings.push_back(r.fpt->note);
+    } catch (const Error& e) {
+      r.unknowns.push_back(std::string("model FLOPs: ") + e.what() + " (" + e.hint() + ")");
+    }
+  }
+
+  // --- Work per iteration.
+  if (opt.tokens_per_step) {
+    r.tokens_default = *opt.tokens_per_step;
+    use("tokens_per_step", fmt_count(r.tokens_default), "flag --tokens-per-step");
+  } else if (opt.batch && known(r.seq_len)) {
+    r.tokens_default = *opt.batch * r.seq_len;
+    use("tokens_per_step", fmt_count(r.tokens_default), "flag --batch x seq_len");
+  } else if (auto t = meta.number("tokens_per_step")) {
+    r.tokens_default = *t;
+    use("tokens_per_step", fmt_count(r.tokens_default), meta.source("tokens_per_step"));
+  } else if (auto gb = meta.number("global_batch"); gb && known(r.seq_len)) {
+    r.tokens_default = *gb * r.seq_len;
+    use("tokens_per_step", fmt_count(r.tokens_default), "global batch x seq_len (" + meta.source("global_batch") + ")");
+  }
+  if (opt.flops_per_step) {
+    r.flops_default = *opt.flops_per_step;
+    use("flops_per_step", format_flops(r.flops_default), "flag --flops");
+  }
+
+  // --- Pipeline.
+  r.pp = meta.number("pp").value_or(kUnknown);
+  if (opt.micro_batches) {
+    r.micro_batches = *opt.micro_batches;
+  } else if (auto gb = meta.number("global_batch"); gb && meta.number("micro_batch")) {
+    const double dp = meta.number("dp").value_or(
+        known(r.gpus) ? r.gpus / (meta.number("tp").value_or(1) * meta.number("pp").value_or(1) *
+                                  meta.number("cp").value_or(1))
+                      : kUnknown);
+    if (known(dp) && dp >= 1) r.micro_batches = *gb / (*meta.number("micro_batch") * dp);
+  }
+
+  // --- The framework's own count: which convention printed it.
+  if (auto by = meta.text("framework_flops_by")) {
+    const std::string& b = *by;
+    if (b == "megatron-deepspeed") {
+      r.framework_convention = Convention::kMegatronDeepSpeed;
+    } else if (b == "megatron-lm") {
+      // Megatron-LM changed its formula on 2023-11-28, in 2024 (MoE/GQA) and on 2025-03-06.
+      const double t = run.first_timestamp_s;
+      if (known(t) && t < 1704067200.0) r.framework_convention = Convention::kMegatron2023;  // before 2024-01-01
+      else if (known(t) && t < 1741219200.0) r.framework_convention = Convention::kMegatron2024;  // 2025-03-06
+      else r.framework_convention = Convention::kMegatron;
+    } else if (b == "torchtitan" || b == "nanogpt") {
+      r.framework_convention = Convention::kPalm;
+    } else if (b == "maxtext") {
+      r.framework_convention = Convention::kMaxText;
+    }
+  }
+  if (run.format == "nanogpt") r.framework_convention = Convention::kPalm;
+  if (r.framework_convention && r.model) {
+    ModelShape fm = *r.model;
+    // torchtitan counts 6 x its own printed parameter count (embeddings excluded).
+    if (meta.text("framework_flops_by").value_or("") == "torchtitan") {
+      if (auto n = meta.number("framework_params")) fm.params = *n;
+    }
+    const Recompute frc = *r.framework_convention == Convention::kMegatronDeepSpeed ? r.recompute : Recompute::kNone;
+    try {
+      r.framework_fpt = training_flops_per_token(fm, *r.framework_convention, frc,
+                                                 known(r.seq_len) ? static_cast<std::int64_t>(r.seq_len) : 0);
+    } catch (const Error&) {
+    }
+  }
+  return r;
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,41 @@
+#pragma once
+// Resolution of what an analysis needs (hardware, model, work per iteration) from the run's
+// metadata and the user's flags. Flags win; every value remembers where it came from.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mfu/analysis.hpp"
+
+namespace mfu::detail {
+
+struct Resolved {
+  const GpuSpec* spec = nullptr;
+  std::string dtype;
+  double peak = kUnknown;
+  double gpus = kUnknown;
+  std::optional<ModelShape> model;
+  std::optional<FlopsPerToken> fpt;
+  Convention convention = Convention::kPalm;
+  Recompute recompute = Recompute::kUnknown;
+  double seq_len = kUnknown;
+  double tokens_default = kUnknown;  ///< per iteration, global
+  double flops_default = kUnknown;   ///< per iteration from --flops
+  double pp = kUnknown;
+  double micro_batches = kUnknown;
+  // The framework's own FLOP count, to compare against.
+  std::optional<Convention> framework_convention;
+  std::optional<FlopsPerToken> framework_fpt;
+  std::string framework_note;
+  std::vector<InputValue> used;
+  std::vector<std::string> unknowns;
+  std::vector<std::string> warnings;
+};
+
+[[nodiscard]] Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& db);
+
+/// Tokens of one iteration of record `it` (record field, samples x seq_len, or the default).
+[[nodiscard]] double tokens_of(const Iteration& it, double seq_len, double tokens_default);
+
+}  // namespace mfu::detail

@@ -1,0 +1,71 @@
+#include "analysis/waterfall.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "mfu/units.hpp"
+
+namespace mfu::detail {
+
+const char* bucket_label(const std::string& name) {
+  if (name == "compute") return "compute at peak";
+  if (name == "compute_inefficiency") return "compute below peak";
+  if (name == "comm") return "exposed communication";
+  if (name == "io") return "data / I/O wait";
+  if (name == "idle") return "idle, stalls and pipeline bubble";
+  if (name == "checkpoint") return "checkpointing";
+  if (name == "restart") return "restarts and recovery";
+  if (name == "startup") return "startup and warm-up";
+  if (name == "eval") return "evaluation";
+  if (name == "other") return "unattributed";
+  return "?";
+}
+
+void Waterfall::add(B b, double seconds, BucketSource src, const std::string& what) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return;
+  const auto i = static_cast<std::size_t>(b);
+  seconds_[i] += seconds;
+  auto [it, fresh] = parts_[i].try_emplace(what, 0.0, src);
+  auto& part = it->second;
+  part.first += seconds;
+  // A part measured anywhere stays measured; inferred beats residual.
+  if (!fresh && static_cast<int>(src) < static_cast<int>(part.second)) part.second = src;
+}
+
+double Waterfall::total() const {
+  double t = 0;
+  for (double s : seconds_) t += s;
+  return t;
+}
+
+std::vector<Bucket> Waterfall::buckets(double wall, double gpus) const {
+  std::vector<Bucket> out;
+  for (std::size_t i = 0; i < kBucketCount; ++i) {
+    Bucket b;
+    b.name = kBucketNames[i];
+    b.label = bucket_label(b.name);
+    b.seconds = seconds_[i];
+    b.fraction = wall > 0 ? b.seconds / wall : 0;
+    b.gpu_hours = std::isfinite(gpus) ? b.seconds * gpus / 3600.0 : 0;
+    // The bucket is as known as its largest part.
+    double biggest = -1;
+    std::vector<std::pair<double, std::string>> items;
+    for (const auto& [what, p] : parts_[i]) {
+      if (p.first > biggest) {
+        biggest = p.first;
+        b.source = p.second;
+      }
+      items.emplace_back(p.first, fmt::format("{} {} ({})", what, format_duration(p.first), to_string(p.second)));
+    }
+    std::sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::string detail;
+    for (const auto& [s, text] : items) detail += (detail.empty() ? "" : "; ") + text;
+    b.detail = detail;
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace mfu::detail

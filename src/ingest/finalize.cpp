@@ -1,0 +1,156 @@
+// Post-processing shared by all formats (see parser.hpp: finalize_run).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ingest/parser.hpp"
+
+namespace mfu::detail {
+namespace {
+
+/// Fills unknown fields of `into` from `from` and keeps the slower time (a step ends when the
+/// slowest rank finishes).
+void merge_record(Iteration& into, const Iteration& from) {
+  if (known(from.time_s) && (!known(into.time_s) || from.time_s > into.time_s)) into.time_s = from.time_s;
+  auto fill = [](double& a, double b) {
+    if (!known(a)) a = b;
+  };
+  fill(into.timestamp_s, from.timestamp_s);
+  fill(into.tokens, from.tokens);
+  fill(into.samples, from.samples);
+  fill(into.loss, from.loss);
+  fill(into.model_flops, from.model_flops);
+  fill(into.reported_flops_per_gpu, from.reported_flops_per_gpu);
+  fill(into.reported_mfu, from.reported_mfu);
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    if (known(from.phase[p]) && (!known(into.phase[p]) || from.phase[p] > into.phase[p])) into.phase[p] = from.phase[p];
+  }
+}
+
+}  // namespace
+
+void finalize_run(Run& run, TimingKind timing) {
+  IterationTable& t = run.iterations;
+  const std::size_t n_in = t.size();
+  if (n_in == 0) {
+    run.timing = TimingKind::kNone;
+    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), 0,
+                                         fmt::format("no per-iteration records found: this {} log carries no step "
+                                                     "timing mfu can use",
+                                                     run.format)});
+    return;
+  }
+
+  // 1. Merge consecutive records of the same step (every rank printing the same line).
+  IterationTable merged;
+  std::size_t duplicates = 0;
+  {
+    Iteration cur = t[0];
+    for (std::size_t i = 1; i < n_in; ++i) {
+      Iteration next = t[i];
+      const bool same_rank_group = next.rank != cur.rank && next.rank >= 0 && cur.rank >= 0;
+      const bool close_in_time = !known(next.timestamp_s) || !known(cur.timestamp_s) ||
+                                 std::fabs(next.timestamp_s - cur.timestamp_s) < 30.0;
+      if (next.step == cur.step && next.step >= 0 && (same_rank_group || close_in_time)) {
+        merge_record(cur, next);
+        ++duplicates;
+      } else {
+        merged.push_back(cur);
+        cur = next;
+      }
+    }
+    merged.push_back(cur);
+  }
+  if (duplicates > 0) {
+    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, run.inputs.empty() ? "" : run.inputs.front(), 0,
+                                         fmt::format("merged {} duplicate records of the same step (several ranks "
+                                                     "print each step); the slowest rank's time is kept",
+                                                     duplicates)});
+  }
+  t = std::move(merged);
+  const std::size_t n = t.size();
+
+  // 2. Segments: the step counter going back starts a new segment (a restart).
+  std::vector<std::size_t> seg_start{0};
+  for (std::size_t i = 1; i < n; ++i) {
+    if (t[i].step < t[i - 1].step) seg_start.push_back(i);
+  }
+
+  // 3. How many iterations each record stands for.
+  bool multi = false;
+  for (std::size_t s = 0; s < seg_start.size(); ++s) {
+    const std::size_t b = seg_start[s];
+    const std::size_t e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
+    for (std::size_t i = b; i < e; ++i) {
+      Iteration it = t[i];
+      if (i == b) {
+        std::int64_t gap = 1;
+        if (i + 1 < e) gap = std::max<std::int64_t>(1, t[i + 1].step - it.step);
+        std::int64_t c = s == 0 ? std::clamp<std::int64_t>(it.step, 1, gap) : gap;
+        it.count = static_cast<std::uint32_t>(std::max<std::int64_t>(1, c));
+      } else {
+        const std::int64_t d = it.step - t[i - 1].step;
+        it.count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(d, 1, 1 << 30));
+      }
+      if (it.count > 1) multi = true;
+      // Step time from timestamps when the log prints none.
+      if (!known(it.time_s) && i > b && known(it.timestamp_s) && known(t[i - 1].timestamp_s)) {
+        const double dt = it.timestamp_s - t[i - 1].timestamp_s;
+        if (dt > 0) it.time_s = dt / it.count;
+      }
+      t.set(i, it);
+    }
+  }
+
+  // 4. Restart events.
+  for (std::size_t s = 1; s < seg_start.size(); ++s) {
+    const Iteration before = t[seg_start[s] - 1];
+    const Iteration after = t[seg_start[s]];
+    Event e;
+    e.kind = EventKind::kRestart;
+    e.step = after.step;
+    e.line = after.line;
+    e.file = after.file;
+    e.timestamp_s = after.timestamp_s;
+    const std::int64_t restored = after.step - static_cast<std::int64_t>(after.count);
+    e.steps_lost = std::max<std::int64_t>(0, before.step - restored);
+    e.detail = fmt::format("step counter went back from {} to {}", before.step, after.step);
+    run.events.push_back(e);
+  }
+  std::stable_sort(run.events.begin(), run.events.end(), [](const Event& a, const Event& b) {
+    if (a.file != b.file) return a.file < b.file;
+    return a.line < b.line;
+  });
+
+  if (timing == TimingKind::kAveraged || timing == TimingKind::kSampled) {
+    run.timing = multi ? timing : TimingKind::kPerIteration;
+  } else {
+    run.timing = timing;
+  }
+  bool any_time = false;
+  for (std::size_t i = 0; i < n && !any_time; ++i) any_time = known(t[i].time_s);
+  if (!any_time) run.timing = TimingKind::kNone;
+
+  // 5. Which fields were recovered.
+  std::vector<std::string> fields;
+  auto has = [&](auto get) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (known(get(t[i]))) return true;
+    return false;
+  };
+  if (has([](const Iteration& it) { return it.time_s; })) fields.emplace_back("time");
+  if (has([](const Iteration& it) { return it.timestamp_s; })) fields.emplace_back("timestamp");
+  if (has([](const Iteration& it) { return it.tokens; })) fields.emplace_back("tokens");
+  if (has([](const Iteration& it) { return it.samples; })) fields.emplace_back("samples");
+  if (has([](const Iteration& it) { return it.loss; })) fields.emplace_back("loss");
+  if (has([](const Iteration& it) { return it.model_flops; })) fields.emplace_back("model_flops");
+  if (has([](const Iteration& it) { return it.reported_flops_per_gpu; })) fields.emplace_back("reported_tflops");
+  if (has([](const Iteration& it) { return it.reported_mfu; })) fields.emplace_back("reported_mfu");
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    if (has([p](const Iteration& it) { return it.phase[p]; })) fields.emplace_back(phase_key(static_cast<Phase>(p)));
+  }
+  run.fields = std::move(fields);
+}
+
+}  // namespace mfu::detail

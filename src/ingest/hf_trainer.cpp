@@ -1,0 +1,241 @@
+// Hugging Face Trainer console output and its JSON Lines twins (ms-swift logging.jsonl):
+//   {'loss': 0.0923, 'grad_norm': 2.38, 'learning_rate': 9.66e-05, 'epoch': 0.38}
+//   {'train_runtime': 77351.0, 'train_samples_per_second': 3.232, ..., 'total_flos': 5.27e20}
+// Plain HF lines carry no step time: the run's timing then comes from train_runtime as one
+// averaged record. ms-swift adds global_step/max_steps and a running train_speed(s/it).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "ingest/common_meta.hpp"
+#include "ingest/flat_dict.hpp"
+#include "ingest/parser.hpp"
+#include "ingest/text_scan.hpp"
+#include "text.hpp"
+
+namespace mfu::detail {
+namespace {
+
+const FlatValue* find(const std::vector<FlatValue>& d, std::string_view key) {
+  for (const auto& v : d)
+    if (v.key == key) return &v;
+  return nullptr;
+}
+
+std::optional<double> num(const std::vector<FlatValue>& d, std::string_view key) {
+  const FlatValue* v = find(d, key);
+  if (v && v->number) return v->number;
+  return std::nullopt;
+}
+
+/// "1m 60s", "7h 2m 17s" -> seconds.
+std::optional<double> hms(std::string_view s) {
+  double total = 0;
+  bool any = false;
+  while (!s.empty()) {
+    auto n = take_number(s);
+    if (!n) break;
+    s = trim(s);
+    double m = 1;
+    if (!s.empty()) {
+      if (s.front() == 'd') m = 86400;
+      else if (s.front() == 'h') m = 3600;
+      else if (s.front() == 'm') m = 60;
+      s.remove_prefix(1);
+    }
+    total += *n * m;
+    any = true;
+    s = trim(s);
+  }
+  return any ? std::optional<double>(total) : std::nullopt;
+}
+
+class HfTrainerParser : public LineParser {
+ public:
+  explicit HfTrainerParser(RunBuilder& out) : out_(out) {}
+
+  void line(std::string_view text, std::uint64_t number) override {
+    std::string_view t = trim(text);
+    const std::size_t brace = t.find('{');
+    if (brace == std::string_view::npos) {
+      scanner_.scan(t, number, out_);
+      return;
+    }
+    // Logging prefixes ("[INFO:swift] ...") may precede the dict.
+    std::string_view d = t.substr(brace);
+    const bool looks = contains(d, "loss") || contains(d, "train_runtime") || contains(d, "eval_runtime") ||
+                       contains(d, "step_time");
+    if (!looks) {
+      scanner_.scan(t, number, out_);
+      return;
+    }
+    auto dict = parse_flat_dict(d);
+    if (!dict) {
+      out_.malformed(number, "a trainer dict line that does not parse (cut off?)");
+      return;
+    }
+    on_dict(*dict, number);
+  }
+
+  void finish() override {
+    scanner_.finish(out_);
+    bool any_time = false;
+    for (std::size_t i = 0; i < out_.run.iterations.size() && !any_time; ++i)
+      any_time = known(out_.run.iterations[i].time_s);
+    if (any_time || !known(runtime_)) return;
+    // No per-step time: one record that averages the whole run (train_runtime includes the
+    // evaluation passes run during training; they are subtracted when their times are known).
+    double steps = known(total_steps_) ? total_steps_ : max_step_;
+    if (!(steps > 0) && known(steps_per_s_)) steps = std::round(steps_per_s_ * runtime_);
+    if (!(steps > 0)) {
+      out_.warn(0, "train_runtime is printed but the number of steps is not; no step time can be derived");
+      return;
+    }
+    double eval_total = 0;
+    for (const auto& e : out_.run.events)
+      if (e.kind == EventKind::kEval && known(e.duration_s)) eval_total += e.duration_s;
+    Iteration agg;
+    agg.step = static_cast<std::int64_t>(steps);
+    agg.count = static_cast<std::uint32_t>(steps);
+    agg.line = static_cast<std::uint32_t>(runtime_line_);
+    agg.time_s = std::max(0.0, runtime_ - eval_total) / steps;
+    if (known(samples_per_s_)) agg.samples = samples_per_s_ * runtime_ / steps;
+    if (known(total_flos_)) out_.meta("framework_total_flops", total_flos_, runtime_line_);
+    agg.loss = train_loss_;
+    out_.run.iterations.clear();
+    out_.add(agg);
+    out_.info(runtime_line_, fmt::format("the log has no per-step time: the run is read as one record of {} steps "
+                                         "averaged from train_runtime{}",
+                                         static_cast<std::int64_t>(steps),
+                                         eval_total > 0 ? " minus the evaluation time" : ""));
+  }
+
+ private:
+  void on_dict(const std::vector<FlatValue>& d, std::uint64_t number) {
+    if (auto rt = num(d, "train_runtime")) {
+      runtime_ = *rt;
+      runtime_line_ = number;
+      if (auto v = num(d, "train_samples_per_second")) samples_per_s_ = *v;
+      if (auto v = num(d, "train_steps_per_second")) steps_per_s_ = *v;
+      if (auto v = num(d, "total_flos")) total_flos_ = *v;
+      if (auto v = num(d, "train_loss")) train_loss_ = *v;
+      step_from(d);
+      return;
+    }
+    if (auto er = num(d, "eval_runtime")) {
+      Event e;
+      e.kind = EventKind::kEval;
+      e.duration_s = *er;
+      e.line = static_cast<std::uint32_t>(number);
+      e.step = static_cast<std::int64_t>(num(d, "step").value_or(max_step_ > 0 ? max_step_ : 0));
+      e.detail = "evaluation";
+      out_.add_event(std::move(e));
+      return;
+    }
+    Iteration it;
+    it.line = static_cast<std::uint32_t>(number);
+    const double step = step_from(d);
+    it.step = known(step) ? static_cast<std::int64_t>(step) : ++implicit_step_;
+    if (auto v = num(d, "loss")) it.loss = *v;
+    if (auto v = num(d, "step_time_ms")) it.time_s = *v / 1000.0;
+    else if (auto v2 = num(d, "step_time")) it.time_s = *v2;
+    else if (auto v3 = num(d, "step_time_s")) it.time_s = *v3;
+    // ms-swift: train_speed(s/it) is elapsed / step since the start, so elapsed = speed * step.
+    if (!known(it.time_s)) {
+      double elapsed = kUnknown;
+      if (auto v = num(d, "train_speed(s/it)"); v && known(step)) elapsed = *v * step;
+      else if (const FlatValue* e = find(d, "elapsed_time")) {
+        if (auto s = hms(e->text)) elapsed = *s;
+      }
+      if (known(elapsed) && known(step)) {
+        if (known(prev_elapsed_) && step > prev_step_ && elapsed >= prev_elapsed_) {
+          it.time_s = (elapsed - prev_elapsed_) / (step - prev_step_);
+        } else if (!known(prev_elapsed_) && step > 0) {
+          it.time_s = elapsed / step;
+        }
+        prev_elapsed_ = elapsed;
+        prev_step_ = step;
+      }
+    }
+    if (known(it.time_s) && it.time_s <= 0) {
+      out_.malformed(number, fmt::format("step {}: step time {} is not positive; record skipped", it.step, it.time_s));
+      return;
+    }
+    if (auto v = num(d, "tokens_global_per_sec"); v && known(it.time_s)) it.tokens = *v * it.time_s;
+    if (auto v = num(d, "max_steps")) total_steps_ = *v;
+    max_step_ = std::max(max_step_, static_cast<double>(it.step));
+    out_.add(it);
+  }
+
+  /// 'step', 'global_step' or ms-swift's 'global_step/max_steps': '1/294'.
+  double step_from(const std::vector<FlatValue>& d) {
+    if (auto v = num(d, "step")) return *v;
+    if (auto v = num(d, "global_step")) return *v;
+    if (const FlatValue* g = find(d, "global_step/max_steps")) {
+      const auto parts = split(g->text, '/');
+      if (parts.size() == 2) {
+        auto a = parse_double(parts[0]);
+        auto b = parse_double(parts[1]);
+        if (b) total_steps_ = *b;
+        if (a) return *a;
+      }
+    }
+    return kUnknown;
+  }
+
+  RunBuilder& out_;
+  CommonMetaScanner scanner_;
+  std::int64_t implicit_step_ = 0;
+  double max_step_ = 0;
+  double total_steps_ = kUnknown;
+  double runtime_ = kUnknown;
+  std::uint64_t runtime_line_ = 0;
+  double samples_per_s_ = kUnknown;
+  double steps_per_s_ = kUnknown;
+  double total_flos_ = kUnknown;
+  double train_loss_ = kUnknown;
+  double prev_elapsed_ = kUnknown;
+  double prev_step_ = kUnknown;
+};
+
+double sniff(std::string_view head, std::string_view) {
+  // One dict per line: a pretty-printed trainer_state.json is the document format instead.
+  double score = 0;
+  std::size_t pos = 0;
+  int lines = 0;
+  while (pos < head.size() && lines < 5000) {
+    std::size_t nl = head.find('\n', pos);
+    if (nl == std::string_view::npos) nl = head.size();
+    std::string_view l = head.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++lines;
+    const std::size_t open = l.find('{');
+    if (open == std::string_view::npos || l.find('}', open) == std::string_view::npos) continue;
+    std::string_view d = l.substr(open);
+    if ((contains(d, "'loss':") || contains(d, "\"loss\":")) &&
+        (contains(d, "learning_rate") || contains(d, "epoch") || contains(d, "step"))) {
+      score += 1;
+    } else if (contains(d, "train_runtime") || contains(d, "eval_runtime") || contains(d, "\"step_time_ms\"")) {
+      score += 1;
+    }
+  }
+  return score;
+}
+
+std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<HfTrainerParser>(out); }
+
+}  // namespace
+
+const FormatSpec& hf_trainer_format() {
+  static const FormatSpec spec{"hf-trainer",
+                               "Hugging Face Trainer dict lines ({'loss': ...}, train_runtime), ms-swift logging.jsonl",
+                               sniff,
+                               make,
+                               nullptr,
+                               nullptr,
+                               0,
+                               TimingKind::kAveraged};
+  return spec;
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,382 @@
+// The ingestion driver: expands paths, detects formats, runs one parser per file (files in
+// parallel), merges per-rank logs and restarted pieces, and attaches companion metadata files.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <thread>
+#include <unistd.h>
+
+#include "ingest/line_reader.hpp"
+#include "ingest/parser.hpp"
+#include "ingest/source.hpp"
+#include "mfu/error.hpp"
+#include "text.hpp"
+
+namespace mfu {
+namespace fs = std::filesystem;
+using detail::ByteSource;
+using detail::FormatSpec;
+using detail::RunBuilder;
+
+namespace {
+
+constexpr std::size_t kSniffBytes = std::size_t{1} << 20;
+
+std::string read_head(ByteSource& src, std::size_t n) {
+  std::string head;
+  head.resize(n);
+  std::size_t have = 0;
+  while (have < n) {
+    const std::size_t got = src.read(head.data() + have, n - have);
+    if (got == 0) break;
+    have += got;
+  }
+  head.resize(have);
+  return head;
+}
+
+bool looks_binary(std::string_view head) {
+  if (head.empty()) return false;
+  std::size_t bad = 0;
+  const std::size_t n = std::min<std::size_t>(head.size(), 4096);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(head[i]);
+    if (c == 0 || (c < 32 && c != '\n' && c != '\r' && c != '\t' && c != 27 && c != '\f')) ++bad;
+  }
+  return bad * 20 > n;  // more than 5% control bytes
+}
+
+std::string format_list() {
+  std::vector<std::string> names;
+  for (const auto* f : detail::format_registry())
+    if (std::string(f->name) != "metadata") names.emplace_back(f->name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+const FormatSpec& choose_format(std::string_view head, const std::string& name, const std::string& forced) {
+  if (!forced.empty()) {
+    const FormatSpec* f = detail::find_format(forced);
+    if (!f) throw Error(fmt::format("unknown format '{}'", forced), fmt::format("known formats: {}", format_list()));
+    return *f;
+  }
+  if (head.empty()) {
+    throw Error(fmt::format("'{}' is empty", name), "point mfu at a training log, or pipe one in with '-'");
+  }
+  if (looks_binary(head)) {
+    throw Error(fmt::format("'{}' looks like binary data, not a training log", name),
+                fmt::format("mfu reads text logs (plain, .gz or .zst): {}", format_list()));
+  }
+  const FormatGuess g = detect_format(head, fs::path(name).filename().string());
+  if (g.name.empty()) {
+    std::string nearest = g.runner_up.empty() ? "" : fmt::format("; nearest: {}", g.runner_up);
+    throw Error(fmt::format("cannot tell the format of '{}': no known record lines in its first MiB{}", name, nearest),
+                fmt::format("formats tried: {}; force one with --format NAME", format_list()));
+  }
+  return *detail::find_format(g.name);
+}
+
+/// Parses one input into its own Run.
+Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name, const IngestOptions& opt) {
+  std::string head = read_head(*src, kSniffBytes);
+  const FormatSpec& spec = choose_format(head, name, opt.format);
+  if (opt.on_progress) opt.on_progress(fmt::format("reading {} as {}", name, spec.name));
+  Run run;
+  run.format = spec.name;
+  run.inputs.push_back(name);
+  RunBuilder b(run, opt, name, 0);
+  auto whole = detail::with_prefix(std::move(src), std::move(head));
+  if (spec.parse_document) {
+    const std::string text = detail::read_all(*whole, spec.document_limit, name);
+    run.bytes_read = text.size();
+    spec.parse_document(text, b);
+  } else if (spec.parse_stream) {
+    spec.parse_stream(*whole, b);
+  } else {
+    detail::LineReader reader(*whole);
+    auto parser = spec.make_line_parser(b);
+    std::string_view line;
+    while (reader.next(line)) parser->line(line, reader.line_number());
+    parser->finish();
+    run.lines_read = reader.line_number();
+    run.bytes_read = reader.bytes_read();
+    if (reader.oversized_lines() > 0) {
+      b.warn(reader.first_oversized_line(),
+             fmt::format("skipped {} line(s) longer than 16 MiB (the first is this one)", reader.oversized_lines()));
+    }
+    if (reader.unterminated_last_line()) run.truncated = true;
+  }
+  if (whole->truncated()) {
+    run.truncated = true;
+    b.warn(0, fmt::format("the {} stream ends before its end marker: the file is cut off, so the last records "
+                          "may be missing",
+                          whole->encoding()));
+  }
+  detail::finalize_run(run, spec.timing);
+  return run;
+}
+
+std::vector<std::string> expand(const std::vector<std::string>& paths, std::vector<Diagnostic>& skipped) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (p != "-" && fs::is_directory(p, ec)) {
+      std::vector<std::string> files;
+      for (fs::directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+           it.increment(ec)) {
+        const auto& entry = *it;
+        const std::string fname = entry.path().filename().string();
+        if (fname.empty() || fname[0] == '.') continue;
+        std::error_code e2;
+        if (!entry.is_regular_file(e2)) continue;
+        if (::access(entry.path().c_str(), R_OK) != 0) {
+          skipped.push_back(Diagnostic{Diagnostic::Severity::kWarning, entry.path().string(), 0,
+                                       "skipped: the file is not readable"});
+          continue;
+        }
+        files.push_back(entry.path().string());
+      }
+      if (ec) throw Error(fmt::format("cannot list directory '{}': {}", p, ec.message()));
+      std::sort(files.begin(), files.end());
+      if (files.empty()) throw Error(fmt::format("directory '{}' holds no readable files", p));
+      out.insert(out.end(), files.begin(), files.end());
+    } else {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+/// Companion files that describe the hardware or model of a log next to them.
+std::vector<std::string> companions(const std::string& path) {
+  std::vector<std::string> out;
+  if (path == "-") return out;
+  const fs::path p(path);
+  std::error_code ec;
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string stem = p.filename().string();
+  // MLPerf: <submitter>_<system>_<benchmark>_result_N.txt next to <submitter>_<system>_system.json.
+  if (stem.find("result") != std::string::npos) {
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string f = it->path().filename().string();
+      if (!detail::ends_with(f, "_system.json")) continue;
+      const std::string prefix = f.substr(0, f.size() - std::string("system.json").size());
+      if (detail::starts_with(stem, prefix)) out.push_back(it->path().string());
+    }
+  }
+  // Megatron-LM CI: golden_values_*.json next to model_config.yaml.
+  if (stem.find("golden_values") != std::string::npos) {
+    const std::size_t k = stem.find("golden_values");
+    const std::string prefix = stem.substr(0, k);
+    for (const std::string& candidate : {prefix + "model_config.yaml", std::string("model_config.yaml")}) {
+      const fs::path c = dir / candidate;
+      if (fs::is_regular_file(c, ec)) {
+        out.push_back(c.string());
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool steps_overlap(const Run& a, const Run& b) {
+  if (a.iterations.empty() || b.iterations.empty()) return false;
+  const auto a0 = a.iterations[0].step, a1 = a.iterations.back().step;
+  const auto b0 = b.iterations[0].step, b1 = b.iterations.back().step;
+  const auto lo = std::max(a0, b0), hi = std::min(a1, b1);
+  if (hi < lo) return false;
+  const double overlap = static_cast<double>(hi - lo + 1);
+  const double shorter = static_cast<double>(std::min(a1 - a0, b1 - b0) + 1);
+  return overlap >= 0.5 * shorter;
+}
+
+double start_key(const Run& r) {
+  if (known(r.first_timestamp_s)) return r.first_timestamp_s;
+  return r.iterations.empty() ? 0.0 : static_cast<double>(r.iterations[0].step);
+}
+
+/// Merges several parsed files into one run.
+Run merge(std::vector<Run> runs, const IngestOptions& opt) {
+  std::vector<Run> logs, metas;
+  for (auto& r : runs) (r.format == "metadata" ? metas : logs).push_back(std::move(r));
+  if (logs.empty()) {
+    throw Error("the inputs hold no training log, only metadata files",
+                "pass the log itself (with its system.json or model_config.yaml next to it)");
+  }
+  Run out;
+  if (logs.size() == 1) {
+    out = std::move(logs.front());
+  } else {
+    // Per-rank logs of one run overlap in steps; pieces of a restarted job follow each other.
+    bool per_rank = true;
+    for (std::size_t i = 1; i < logs.size(); ++i) per_rank = per_rank && steps_overlap(logs[0], logs[i]);
+    if (!per_rank) {
+      std::stable_sort(logs.begin(), logs.end(),
+                       [](const Run& a, const Run& b) { return start_key(a) < start_key(b); });
+    }
+    out.format = logs.front().format;
+    out.timing = logs.front().timing;
+    for (std::size_t f = 0; f < logs.size(); ++f) {
+      Run& r = logs[f];
+      if (r.format != out.format) {
+        out.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, r.inputs.front(), 0,
+                                             fmt::format("format {} differs from {} of the first input", r.format,
+                                                         out.format)});
+      }
+      out.inputs.push_back(r.inputs.front());
+      out.meta.fill_from(r.meta);
+      for (auto& d : r.diagnostics) out.diagnostics.push_back(std::move(d));
+      out.suppressed_diagnostics += r.suppressed_diagnostics;
+      out.malformed_lines += r.malformed_lines;
+      out.lines_read += r.lines_read;
+      out.bytes_read += r.bytes_read;
+      out.truncated = out.truncated || r.truncated;
+      for (auto rk : r.ranks)
+        if (std::find(out.ranks.begin(), out.ranks.end(), rk) == out.ranks.end()) out.ranks.push_back(rk);
+      for (const auto& fl : r.fields)
+        if (std::find(out.fields.begin(), out.fields.end(), fl) == out.fields.end()) out.fields.push_back(fl);
+      if (known(r.first_timestamp_s) && (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
+        out.first_timestamp_s = r.first_timestamp_s;
+      if (known(r.last_timestamp_s) && (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
+        out.last_timestamp_s = r.last_timestamp_s;
+      for (auto e : r.events) {
+        if (!per_rank || f == 0) {
+          e.file = static_cast<std::uint16_t>(f);
+          if (e.kind != EventKind::kRestart) out.events.push_back(e);
+        }
+      }
+      for (std::size_t i = 0; i < r.iterations.size(); ++i) {
+        Iteration it = r.iterations[i];
+        it.file = static_cast<std::uint16_t>(f);
+        if (per_rank && it.rank < 0) it.rank = static_cast<std::int32_t>(f);
+        out.iterations.push_back(it);
+      }
+    }
+    if (per_rank) {
+      // Interleave by step so the duplicate merge in finalize sees all ranks of a step together.
+      std::vector<Iteration> all;
+      all.reserve(out.iterations.size());
+      for (std::size_t i = 0; i < out.iterations.size(); ++i) all.push_back(out.iterations[i]);
+      std::stable_sort(all.begin(), all.end(), [](const Iteration& a, const Iteration& b) { return a.step < b.step; });
+      out.iterations.clear();
+      for (const auto& it : all) out.iterations.push_back(it);
+      out.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, "", 0,
+                                           fmt::format("{} inputs cover the same steps: read as one log per rank",
+                                                       logs.size())});
+    } else {
+      out.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, "", 0,
+                                           fmt::format("{} inputs read as consecutive pieces of one job, ordered by "
+                                                       "their timestamps and steps",
+                                                       logs.size())});
+    }
+    out.events.erase(std::remove_if(out.events.begin(), out.events.end(),
+                                    [](const Event& e) { return e.kind == EventKind::kRestart; }),
+                     out.events.end());
+    const FormatSpec* spec = detail::find_format(out.format);
+    detail::finalize_run(out, spec ? spec->timing : TimingKind::kPerIteration);
+  }
+  for (auto& m : metas) {
+    // Metadata files describe the hardware and model; they never override the log itself.
+    out.meta.fill_from(m.meta);
+    out.inputs.push_back(m.inputs.front());
+    for (auto& d : m.diagnostics) out.diagnostics.push_back(std::move(d));
+  }
+  (void)opt;
+  return out;
+}
+
+}  // namespace
+
+Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) {
+  if (paths.empty()) throw Error("no input given", "pass a log file, a directory, or '-' for stdin");
+  std::vector<Diagnostic> skipped;
+  std::vector<std::string> files = expand(paths, skipped);
+  if (files.size() == 1) {
+    for (const auto& c : companions(files.front())) files.push_back(c);
+  }
+  if (files.size() > 65000) throw Error("too many input files (more than 65000)");
+  std::vector<Run> runs(files.size());
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = std::max(1u, std::min<unsigned>(options.threads ? options.threads : hw, 8));
+  if (files.size() == 1 || threads == 1) {
+    for (std::size_t i = 0; i < files.size(); ++i) runs[i] = parse_input(detail::open_source(files[i]), files[i], options);
+  } else {
+    std::size_t next = 0;
+    while (next < files.size()) {
+      std::vector<std::future<Run>> batch;
+      for (unsigned k = 0; k < threads && next < files.size(); ++k, ++next) {
+        const std::string f = files[next];
+        batch.push_back(std::async(std::launch::async,
+                                   [f, &options] { return parse_input(detail::open_source(f), f, options); }));
+      }
+      std::size_t base = next - batch.size();
+      for (std::size_t k = 0; k < batch.size(); ++k) runs[base + k] = batch[k].get();
+    }
+  }
+  Run out = merge(std::move(runs), options);
+  for (auto& d : skipped) out.diagnostics.insert(out.diagnostics.begin(), d);
+  return out;
+}
+
+Run ingest_text(std::string_view text, const std::string& name, const IngestOptions& options) {
+  Run r = parse_input(detail::memory_source(text), name, options);
+  return r;
+}
+
+FormatGuess detect_format(std::string_view head, std::string_view filename) {
+  FormatGuess best;
+  double second = 0;
+  for (const auto* f : detail::format_registry()) {
+    const double s = f->sniff(head, filename);
+    if (s > best.score) {
+      if (!best.name.empty()) {
+        second = best.score;
+        best.runner_up = best.name;
+      }
+      best.score = s;
+      best.name = f->name;
+    } else if (s > second && s > 0) {
+      second = s;
+      best.runner_up = f->name;
+    }
+  }
+  // Scores below 1 are hints (a keyword seen, no record parsed): they name the nearest
+  // format in the error message but never choose it.
+  if (best.score < 1.0) {
+    if (best.score > 0) best.runner_up = best.name;
+    best.name.clear();
+  }
+  return best;
+}
+
+const std::vector<FormatInfo>& known_formats() {
+  static const std::vector<FormatInfo> list = [] {
+    std::vector<FormatInfo> v;
+    for (const auto* f : detail::format_registry()) v.push_back(FormatInfo{f->name, f->description});
+    return v;
+  }();
+  return list;
+}
+
+}  // namespace mfu
+
+namespace mfu::detail {
+
+const std::vector<const FormatSpec*>& format_registry() {
+  // Order breaks ties: specific formats before generic ones.
+  static const std::vector<const FormatSpec*> registry = {
+      &kineto_format(),         &mlperf_format(),      &megatron_golden_format(), &hf_trainer_state_format(),
+      &metadata_format(),       &native_jsonl_format(), &native_csv_format(),     &lightning_csv_format(),
+      &torchtitan_format(),     &maxtext_format(),     &deepspeed_format(),       &megatron_format(),
+      &nanogpt_format(),        &hf_trainer_format()};
+  return registry;
+}
+
+const FormatSpec* find_format(std::string_view name) {
+  for (const auto* f : format_registry())
+    if (iequals(f->name, name)) return f;
+  return nullptr;
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,101 @@
+#include "ingest/line_reader.hpp"
+
+#include <cstring>
+
+namespace mfu::detail {
+
+namespace {
+constexpr std::size_t kBlock = std::size_t{4} << 20;
+}
+
+LineReader::LineReader(ByteSource& source, std::size_t max_line) : src_(source), max_line_(max_line) {
+  buf_.resize(kBlock + kLinePadding);
+}
+
+bool LineReader::fill() {
+  if (eof_) return false;
+  // Move the partial line to the front, grow the buffer if a line is longer than it.
+  if (begin_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ + kBlock / 4 + kLinePadding > buf_.size()) buf_.resize(std::max(buf_.size() * 2, end_ + kBlock + kLinePadding));
+  const std::size_t got = src_.read(buf_.data() + end_, buf_.size() - end_ - kLinePadding);
+  if (got == 0) {
+    eof_ = true;
+    return false;
+  }
+  bytes_ += got;
+  end_ += got;
+  return true;
+}
+
+bool LineReader::next_physical(std::string_view& line) {
+  for (;;) {
+    const char* start = buf_.data() + begin_;
+    const void* nl = std::memchr(start, '\n', end_ - begin_);
+    if (nl != nullptr) {
+      const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
+      line = std::string_view(start, len);
+      begin_ += len + 1;
+      ++line_no_;
+      return true;
+    }
+    if (end_ - begin_ > max_line_) {
+      // Too long: drop bytes until the next newline without keeping them.
+      ++line_no_;
+      ++oversized_;
+      if (first_oversized_ == 0) first_oversized_ = line_no_;
+      begin_ = end_ = 0;
+      for (;;) {
+        if (!fill()) return false;
+        const void* p = std::memchr(buf_.data(), '\n', end_);
+        if (p != nullptr) {
+          begin_ = static_cast<std::size_t>(static_cast<const char*>(p) - buf_.data()) + 1;
+          break;
+        }
+        begin_ = end_ = 0;
+      }
+      continue;
+    }
+    if (!fill()) {
+      if (end_ > begin_) {
+        line = std::string_view(buf_.data() + begin_, end_ - begin_);
+        begin_ = end_;
+        ++line_no_;
+        unterminated_ = true;
+        return true;
+      }
+      return false;
+    }
+  }
+}
+
+bool LineReader::next(std::string_view& line) {
+  for (;;) {
+    if (!has_pending_) {
+      std::string_view phys;
+      if (!next_physical(phys)) return false;
+      if (!phys.empty() && phys.back() == '\r') phys.remove_suffix(1);
+      if (phys.find('\r') == std::string_view::npos) {
+        line = phys;
+        return true;
+      }
+      pending_ = phys;
+      has_pending_ = true;
+    }
+    const std::size_t cr = pending_.find('\r');
+    if (cr == std::string_view::npos) {
+      line = pending_;
+      has_pending_ = false;
+      return true;
+    }
+    line = pending_.substr(0, cr);
+    pending_.remove_prefix(cr + 1);
+    if (line.empty()) continue;
+    return true;
+  }
+}
+
+}  // namespace mfu::detail

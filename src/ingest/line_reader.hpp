@@ -1,0 +1,52 @@
+#pragma once
+// Splits a byte stream into lines without copying them. "\r\n" and "\n" end a line; a bare
+// "\r" (tqdm progress bars redrawing) splits a line into segments that are returned one by one
+// with the same line number. Lines longer than the limit are skipped and counted, so a single
+// 200 MB line cannot exhaust memory.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "ingest/source.hpp"
+
+namespace mfu::detail {
+
+/// Bytes readable after the end of every returned line (simdjson needs 64).
+inline constexpr std::size_t kLinePadding = 64;
+
+class LineReader {
+ public:
+  explicit LineReader(ByteSource& source, std::size_t max_line = std::size_t{16} << 20);
+
+  /// The next line or segment, without terminators; false at the end of the input.
+  bool next(std::string_view& line);
+  /// 1-based number of the line last returned.
+  [[nodiscard]] std::uint64_t line_number() const { return line_no_; }
+  [[nodiscard]] std::uint64_t bytes_read() const { return bytes_; }
+  [[nodiscard]] std::uint64_t oversized_lines() const { return oversized_; }
+  /// Line number of the first oversized line (0 when none).
+  [[nodiscard]] std::uint64_t first_oversized_line() const { return first_oversized_; }
+  /// True when the input did not end with a newline (a cut-off last line).
+  [[nodiscard]] bool unterminated_last_line() const { return unterminated_; }
+
+ private:
+  bool fill();
+  bool next_physical(std::string_view& line);
+
+  ByteSource& src_;
+  std::size_t max_line_;
+  std::vector<char> buf_;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+  bool eof_ = false;
+  std::uint64_t line_no_ = 0;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t oversized_ = 0;
+  std::uint64_t first_oversized_ = 0;
+  bool unterminated_ = false;
+  std::string_view pending_;  // remaining \r segments of the current physical line
+  bool has_pending_ = false;
+};
+
+}  // namespace mfu::detail

@@ -1,0 +1,218 @@
+// nanoGPT, llm.c and their descendants:
+//   nanoGPT      "iter 10: loss 3.2202, time 893.76ms, mfu 16.68%"  (one sampled iteration)
+//   llm.c        "step    1/19560 | train loss 11.0091 | norm 15.4446 | lr 8.57e-07 |
+//                 (1234.56 ms | 34.5% bf16 MFU | 425093 tok/s)"
+//   modded-nanogpt "step:11/6200 train_loss:6.6933 train_time:214ms step_avg:nanms"
+//                  (train_time is cumulative and restarts at step 10; validation is not timed)
+#include <fmt/format.h>
+
+#include "ingest/common_meta.hpp"
+#include "ingest/parser.hpp"
+#include "ingest/text_scan.hpp"
+#include "text.hpp"
+
+namespace mfu::detail {
+namespace {
+
+class NanoGptParser : public LineParser {
+ public:
+  explicit NanoGptParser(RunBuilder& out) : out_(out) {}
+
+  void line(std::string_view raw, std::uint64_t number) override {
+    std::string_view t = trim(raw);
+    if (t.empty()) return;
+    if (starts_with(t, "iter ")) {
+      iter_line(t, number);
+      return;
+    }
+    if (starts_with(t, "step:")) {
+      modded_line(t, number);
+      return;
+    }
+    if (starts_with(t, "step ") && contains(t, "|")) {
+      llmc_line(t, number);
+      return;
+    }
+    if (starts_with(t, "step ") && contains(t, "val loss")) {
+      // nanoGPT eval: "step 250: train loss 1.5440, val loss 1.7220"
+      Event e;
+      e.kind = EventKind::kEval;
+      e.line = static_cast<std::uint32_t>(number);
+      if (auto v = number_after(t, "step")) e.step = static_cast<std::int64_t>(*v);
+      e.detail = "evaluation (duration not printed)";
+      out_.add_event(std::move(e));
+      return;
+    }
+    if (starts_with(t, "saving checkpoint")) {
+      Event e;
+      e.kind = EventKind::kCheckpointSave;
+      e.line = static_cast<std::uint32_t>(number);
+      e.step = out_.has_last() ? out_.last().step : 0;
+      e.detail = "checkpoint save (duration not printed)";
+      out_.add_event(std::move(e));
+      return;
+    }
+    if (contains(t, "tokens per iteration will be:")) {
+      if (auto v = number_after(t, "tokens per iteration will be:", true)) out_.meta("tokens_per_step", *v, number);
+      return;
+    }
+    if (starts_with(t, "number of parameters:")) {
+      std::string_view s = t.substr(21);
+      auto v = take_number(s);
+      if (v) {
+        s = trim(s);
+        const double m = starts_with(s, "M") ? 1e6 : starts_with(s, "B") ? 1e9 : 1.0;
+        out_.meta("framework_params", *v * m, number);
+      }
+      return;
+    }
+    scanner_.scan(t, number, out_);
+  }
+
+  void finish() override { scanner_.finish(out_); }
+
+ private:
+  void iter_line(std::string_view t, std::uint64_t number) {
+    std::string_view s = t.substr(5);
+    auto step = take_number(s);
+    if (!step || *step < 0 || s.empty() || s.front() != ':') return;
+    Iteration it;
+    it.step = static_cast<std::int64_t>(*step);
+    it.line = static_cast<std::uint32_t>(number);
+    if (auto v = number_after(t, "loss")) it.loss = *v;
+    const std::size_t tp = t.find("time ");
+    if (tp == std::string_view::npos) {
+      out_.malformed(number, "nanoGPT iter line without 'time'");
+      return;
+    }
+    std::string_view ts = t.substr(tp + 5);
+    auto ms = take_number(ts);
+    if (!ms || !(*ms > 0) || !std::isfinite(*ms)) {
+      out_.malformed(number, fmt::format("iter {}: cannot read 'time' as milliseconds > 0", it.step));
+      return;
+    }
+    it.time_s = starts_with(trim(ts), "ms") ? *ms / 1000.0 : *ms;
+    // nanoGPT prints mfu -100.00% until its running average has started.
+    if (auto v = number_after(t, "mfu"); v && *v >= 0) it.reported_mfu = *v / 100.0;
+    if (auto tok = out_.run.meta.number("tokens_per_step")) it.tokens = *tok;
+    out_.add(it);
+  }
+
+  void llmc_line(std::string_view t, std::uint64_t number) {
+    std::string_view s = t.substr(5);
+    auto step = take_number(s);
+    if (!step) return;
+    s = trim(s);
+    if (!s.empty() && s.front() == '/') {
+      s.remove_prefix(1);
+      if (auto total = take_number(s)) out_.meta("train_iters", *total, number, false);
+    }
+    Iteration it;
+    it.step = static_cast<std::int64_t>(*step);
+    it.line = static_cast<std::uint32_t>(number);
+    if (auto v = number_after(t, "train loss")) it.loss = *v;
+    const std::size_t open = t.find('(');
+    if (open == std::string_view::npos) return;  // a non-timed line
+    std::string_view inner = t.substr(open + 1);
+    auto ms = take_number(inner);
+    if (!ms || *ms <= 0) {
+      out_.malformed(number, fmt::format("step {}: cannot read the step time in milliseconds", it.step));
+      return;
+    }
+    it.time_s = *ms / 1000.0;
+    for (auto part : split(inner, '|')) {
+      std::string_view p = trim(part);
+      if (contains(p, "MFU")) {
+        std::string_view q = p;
+        if (auto v = take_number(q)) it.reported_mfu = *v / 100.0;
+        if (contains(p, "bf16")) out_.meta("dtype", "bf16", number, false);
+      } else if (contains(p, "tok/s")) {
+        std::string_view q = p;
+        if (auto v = take_number(q)) it.tokens = *v * it.time_s;
+      }
+    }
+    out_.add(it);
+  }
+
+  void modded_line(std::string_view t, std::uint64_t number) {
+    std::string_view s = t.substr(5);
+    auto step = take_number(s);
+    if (!step) return;
+    if (!s.empty() && s.front() == '/') {
+      s.remove_prefix(1);
+      if (auto total = take_number(s)) out_.meta("train_iters", *total, number, false);
+    }
+    auto train_ms = number_after(t, "train_time:");
+    if (contains(t, "val_loss:")) {
+      if (train_ms && static_cast<std::int64_t>(*step) >= prev_step_) {
+        prev_train_s_ = *train_ms / 1000.0;
+        prev_step_ = static_cast<std::int64_t>(*step);
+      }
+      Event e;
+      e.kind = EventKind::kEval;
+      e.line = static_cast<std::uint32_t>(number);
+      e.step = static_cast<std::int64_t>(*step);
+      e.detail = "validation (not counted in train_time; its duration is not printed)";
+      out_.add_event(std::move(e));
+      return;
+    }
+    if (!train_ms) {
+      out_.malformed(number, "modded-nanogpt step line without train_time");
+      return;
+    }
+    Iteration it;
+    it.step = static_cast<std::int64_t>(*step);
+    it.line = static_cast<std::uint32_t>(number);
+    if (auto v = number_after(t, "train_loss:")) it.loss = *v;
+    const double now = *train_ms / 1000.0;
+    if (known(prev_train_s_) && it.step == prev_step_ + 1) {
+      // The timer restarts at step 10 (warm-up steps are not timed): then train_time is this
+      // step alone.
+      it.time_s = now >= prev_train_s_ ? now - prev_train_s_ : now;
+    }
+    prev_train_s_ = now;
+    prev_step_ = it.step;
+    if (known(it.time_s) && it.time_s <= 0) {
+      out_.info(number, fmt::format("step {}: zero train_time difference (millisecond rounding); record skipped",
+                                    it.step));
+      return;
+    }
+    if (auto tok = out_.run.meta.number("tokens_per_step")) it.tokens = *tok;
+    out_.add(it);
+  }
+
+  RunBuilder& out_;
+  CommonMetaScanner scanner_;
+  double prev_train_s_ = kUnknown;
+  std::int64_t prev_step_ = -10;
+};
+
+double sniff(std::string_view head, std::string_view) {
+  double score = 0;
+  std::size_t pos = 0;
+  while (pos < head.size()) {
+    std::size_t nl = head.find('\n', pos);
+    if (nl == std::string_view::npos) nl = head.size();
+    std::string_view l = trim(head.substr(pos, nl - pos));
+    pos = nl + 1;
+    if (starts_with(l, "iter ") && contains(l, ": loss") && contains(l, "time")) score += 1;
+    else if (starts_with(l, "step:") && contains(l, "train_time:")) score += 1;
+    else if (starts_with(l, "step ") && contains(l, "train loss") && contains(l, "ms")) score += 1;
+    if (score > 100) break;
+  }
+  return score;
+}
+
+std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<NanoGptParser>(out); }
+
+}  // namespace
+
+const FormatSpec& nanogpt_format() {
+  static const FormatSpec spec{"nanogpt", "nanoGPT 'iter N: loss, time, mfu', llm.c 'step N/M | ...', modded-nanogpt",
+                               sniff,     make,
+                               nullptr,   nullptr,
+                               0,         TimingKind::kSampled};
+  return spec;
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,187 @@
+#include "ingest/native_fields.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "text.hpp"
+
+namespace mfu::detail {
+
+double unit_suffix(std::string_view key, std::string_view& base) {
+  struct Suffix {
+    std::string_view s;
+    double m;
+  };
+  static constexpr Suffix kSuffixes[] = {{"_ms", 1e-3}, {"_us", 1e-6}, {"_ns", 1e-9}, {"_s", 1.0}, {"_sec", 1.0},
+                                         {"_min", 60.0}, {"_h", 3600.0}};
+  for (const auto& sfx : kSuffixes) {
+    if (ends_with(key, sfx.s)) {
+      base = key.substr(0, key.size() - sfx.s.size());
+      return sfx.m;
+    }
+  }
+  base = key;
+  return 0.0;
+}
+
+namespace {
+
+bool phase_from_name(std::string_view base, Phase& p) {
+  if (base == "forward" || base == "fwd") p = Phase::kForward;
+  else if (base == "backward" || base == "bwd") p = Phase::kBackward;
+  else if (base == "forward_backward" || base == "fwd_bwd") p = Phase::kForwardBackward;
+  else if (base == "optimizer" || base == "optim" || base == "opt") p = Phase::kOptimizer;
+  else if (base == "comm" || base == "communication" || base == "exposed_comm") p = Phase::kComm;
+  else if (base == "data" || base == "dataloader" || base == "io" || base == "data_wait") p = Phase::kData;
+  else if (base == "generate" || base == "generation") p = Phase::kGenerate;
+  else if (base == "other") p = Phase::kOther;
+  else return false;
+  return true;
+}
+
+bool is_meta_number_key(std::string_view k) {
+  static constexpr std::string_view kKeys[] = {
+      "gpus", "world_size", "seq_len", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts",
+      "top_k", "params", "tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch", "grad_accum",
+      "num_micro_batches", "virtual_pp", "moe_ffn", "shared_experts", "peak_flops", "log_interval", "swiglu"};
+  for (auto key : kKeys)
+    if (k == key) return true;
+  return false;
+}
+
+}  // namespace
+
+void NativeRecord::number(std::string_view key, double value) {
+  if (key == "step" || key == "iteration" || key == "iter") {
+    if (!std::isfinite(value) || value < 0 || value > 9e15) {
+      if (bad_.empty()) bad_ = fmt::format("step must be a whole number >= 0, got {}", value);
+      return;
+    }
+    it_.step = static_cast<std::int64_t>(value);
+    ev_.step = it_.step;
+    has_step_ = true;
+    return;
+  }
+  if (key == "count" || key == "iterations") {
+    if (std::isfinite(value) && value >= 1 && value < 4e9) it_.count = static_cast<std::uint32_t>(value);
+    return;
+  }
+  if (key == "rank") {
+    if (std::isfinite(value) && value >= 0 && value < 1e9) it_.rank = static_cast<std::int32_t>(value);
+    return;
+  }
+  if (key == "timestamp" || key == "timestamp_s" || key == "wall_time" || key == "unix_time") {
+    it_.timestamp_s = value;
+    ev_.timestamp_s = value;
+    return;
+  }
+  if (key == "timestamp_ms") {
+    it_.timestamp_s = value / 1000.0;
+    ev_.timestamp_s = it_.timestamp_s;
+    return;
+  }
+  if (key == "tokens") { it_.tokens = value; return; }
+  if (key == "samples") { it_.samples = value; return; }
+  if (key == "loss") { it_.loss = value; return; }
+  if (key == "model_flops" || key == "flops") { it_.model_flops = value; return; }
+  if (key == "mfu") { it_.reported_mfu = value; return; }
+  if (key == "tflops" || key == "tflops_per_gpu") { it_.reported_flops_per_gpu = value * 1e12; return; }
+  if (key == "achieved_flops_per_s_per_gpu") { it_.reported_flops_per_gpu = value; return; }
+  std::string_view base;
+  const double m = unit_suffix(key, base);
+  if (m > 0) {
+    if (base == "time" || base == "step_time" || base == "iteration_time" || base == "elapsed") {
+      if (!std::isfinite(value)) {
+        if (bad_.empty()) bad_ = fmt::format("{} is not a finite number", key);
+        return;
+      }
+      it_.time_s = value * m;
+      return;
+    }
+    if (base == "duration") {
+      ev_.duration_s = value * m;
+      return;
+    }
+    Phase p;
+    if (phase_from_name(base, p)) {
+      it_.at(p) = value * m;
+      return;
+    }
+  }
+  if (is_meta_number_key(key)) meta_numbers_.emplace_back(std::string(key), value);
+}
+
+void NativeRecord::text(std::string_view key, std::string value) {
+  if (key == "type") {
+    if (value == "meta") kind_ = Kind::kMeta;
+    else if (value == "event") kind_ = Kind::kEvent;
+    else kind_ = Kind::kIteration;
+    return;
+  }
+  if (key == "kind") {
+    event_kind_ = std::move(value);
+    return;
+  }
+  if (key == "detail" || key == "name") {
+    ev_.detail = std::move(value);
+    return;
+  }
+  if (key == "gpu") meta_texts_.emplace_back("gpu_name", std::move(value));
+  else if (key == "model") meta_texts_.emplace_back("model_name", std::move(value));
+  else meta_texts_.emplace_back(std::string(key), std::move(value));
+}
+
+void NativeRecord::phase(std::string_view key, double value) {
+  std::string_view base;
+  double m = unit_suffix(key, base);
+  if (m == 0) m = 1.0;
+  Phase p;
+  if (phase_from_name(base, p)) it_.at(p) = value * m;
+}
+
+void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
+  if (kind_ == Kind::kMeta || (!has_step_ && kind_ == Kind::kIteration && (!meta_numbers_.empty() || !meta_texts_.empty()) &&
+                               !known(it_.time_s))) {
+    for (const auto& [k, v] : meta_numbers_) out.meta(k == "world_size" ? "gpus" : k, v, line);
+    for (const auto& [k, v] : meta_texts_) out.meta(k, v, line);
+    return;
+  }
+  if (kind_ == Kind::kEvent) {
+    Event e = ev_;
+    e.line = static_cast<std::uint32_t>(line);
+    const std::string& k = event_kind_;
+    if (k == "checkpoint" || k == "checkpoint_save" || k == "save" || k == "ckpt") e.kind = EventKind::kCheckpointSave;
+    else if (k == "checkpoint_load" || k == "load" || k == "restore") e.kind = EventKind::kCheckpointLoad;
+    else if (k == "eval" || k == "evaluation" || k == "validation") e.kind = EventKind::kEval;
+    else if (k == "restart" || k == "failure") e.kind = EventKind::kRestart;
+    else if (k == "startup" || k == "init") e.kind = EventKind::kStartup;
+    else if (k == "stall") e.kind = EventKind::kStall;
+    else e.kind = EventKind::kOther;
+    if (e.detail.empty()) e.detail = k;
+    if (known(e.duration_s) && (!std::isfinite(e.duration_s) || e.duration_s < 0)) {
+      out.malformed(line, fmt::format("event duration must be a time >= 0, got {}", e.duration_s));
+      return;
+    }
+    out.add_event(std::move(e));
+    return;
+  }
+  if (!has_step_) {
+    out.malformed(line, bad_.empty() ? "a native line needs \"step\" (or \"type\":\"meta\"/\"event\")" : bad_);
+    return;
+  }
+  if (!bad_.empty()) {
+    out.malformed(line, bad_);
+    return;
+  }
+  if (known(it_.time_s) && (!std::isfinite(it_.time_s) || it_.time_s <= 0)) {
+    out.malformed(line, fmt::format("step {}: time must be a positive number of seconds, got {}; record skipped",
+                                    it_.step, it_.time_s));
+    return;
+  }
+  it_.line = static_cast<std::uint32_t>(line);
+  if (it_.rank >= 0) out.saw_rank(it_.rank);
+  out.add(it_);
+}
+
+}  // namespace mfu::detail

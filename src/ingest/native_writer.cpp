@@ -1,0 +1,74 @@
+// write_native(): any run as mfu's native JSON Lines (the inverse of native_jsonl.cpp).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "mfu/ingest.hpp"
+
+namespace mfu {
+namespace {
+
+/// Shortest text that parses back to the same double ("0.33", not "0.33000000000000002").
+std::string num(double v) {
+  if (!std::isfinite(v)) return "null";
+  return fmt::format("{}", v);
+}
+
+std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+
+}  // namespace
+
+void write_native(const Run& run, std::ostream& out) {
+  // Meta line: every metadata value, plus the format it came from.
+  out << "{\"type\":\"meta\"";
+  out << ",\"framework\":" << quoted(run.format);
+  for (const auto& [key, mv] : run.meta.all()) {
+    std::string k = key == "gpu_name" ? "gpu" : key == "model_name" ? "model" : key;
+    if (k == "framework") continue;
+    if (const double* d = std::get_if<double>(&mv.value)) {
+      out << ',' << quoted(k) << ':' << num(*d);
+    } else {
+      out << ',' << quoted(k) << ':' << quoted(std::get<std::string>(mv.value));
+    }
+  }
+  out << "}\n";
+  const IterationTable& t = run.iterations;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const Iteration it = t[i];
+    std::string line = fmt::format("{{\"step\":{}", it.step);
+    if (it.count != 1) line += fmt::format(",\"count\":{}", it.count);
+    if (it.rank >= 0) line += fmt::format(",\"rank\":{}", it.rank);
+    auto add = [&](const char* k, double v) {
+      if (known(v)) line += fmt::format(",\"{}\":{}", k, num(v));
+    };
+    add("time_s", it.time_s);
+    add("timestamp", it.timestamp_s);
+    add("tokens", it.tokens);
+    add("samples", it.samples);
+    add("loss", it.loss);
+    add("model_flops", it.model_flops);
+    add("achieved_flops_per_s_per_gpu", it.reported_flops_per_gpu);
+    add("mfu", it.reported_mfu);
+    std::string phases;
+    for (std::size_t p = 0; p < kPhaseCount; ++p) {
+      if (!known(it.phase[p])) continue;
+      phases += fmt::format("{}\"{}\":{}", phases.empty() ? "" : ",", phase_key(static_cast<Phase>(p)), num(it.phase[p]));
+    }
+    if (!phases.empty()) line += ",\"phases\":{" + phases + "}";
+    line += "}\n";
+    out << line;
+  }
+  for (const Event& e : run.events) {
+    if (e.kind == EventKind::kRestart) continue;  // re-derived from the step counter
+    const char* kind = e.kind == EventKind::kCheckpointSave ? "checkpoint" : to_string(e.kind);
+    std::string line = fmt::format("{{\"type\":\"event\",\"kind\":\"{}\",\"step\":{}", kind, e.step);
+    if (known(e.duration_s)) line += ",\"duration_s\":" + num(e.duration_s);
+    if (known(e.timestamp_s)) line += ",\"timestamp\":" + num(e.timestamp_s);
+    if (!e.detail.empty()) line += ",\"detail\":" + quoted(e.detail);
+    line += "}\n";
+    out << line;
+  }
+}
+
+}  // namespace mfu

@@ -1,0 +1,105 @@
+#pragma once
+// The contract between the ingestion driver and the per-format parsers (src/ingest/<format>.cpp).
+// A line parser sees the input one line at a time and reports records, events, metadata and
+// diagnostics to a RunBuilder; a document parser gets the whole (bounded) text at once.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mfu/ingest.hpp"
+#include "mfu/run.hpp"
+
+namespace mfu::detail {
+
+class ByteSource;
+
+/// Collects what a parser finds for one input file.
+class RunBuilder {
+ public:
+  RunBuilder(Run& run, const IngestOptions& options, std::string label, std::uint16_t file_index);
+
+  void add(Iteration it);
+  [[nodiscard]] bool has_last() const { return !run.iterations.empty(); }
+  [[nodiscard]] Iteration last() const { return run.iterations.back(); }
+  void replace_last(const Iteration& it) { run.iterations.set(run.iterations.size() - 1, it); }
+  void add_event(Event e);
+
+  void meta(const std::string& key, double value, std::uint64_t line, bool overwrite = true);
+  void meta(const std::string& key, const std::string& value, std::uint64_t line, bool overwrite = true);
+
+  /// A record-looking line that did not parse: counted, warned (capped), an error when strict.
+  void malformed(std::uint64_t line, const std::string& message);
+  void warn(std::uint64_t line, const std::string& message);
+  void info(std::uint64_t line, const std::string& message);
+
+  /// Wall-clock time seen on a line (any line), for startup and teardown.
+  void timestamp(double unix_s);
+  /// Notes that a per-iteration field was recovered ("time", "loss", "tokens", ...).
+  void field(const char* name);
+  void saw_rank(std::int32_t rank);
+
+  /// "file:line" for metadata sources and messages.
+  [[nodiscard]] std::string where(std::uint64_t line) const;
+  [[nodiscard]] const std::string& label() const { return label_; }
+
+  Run& run;
+  const IngestOptions& options;
+  const std::uint16_t file_index;
+
+ private:
+  void diagnostic(Diagnostic::Severity s, std::uint64_t line, const std::string& message);
+  std::string label_;
+};
+
+class LineParser {
+ public:
+  virtual ~LineParser() = default;
+  /// `text` is valid only during the call.
+  virtual void line(std::string_view text, std::uint64_t number) = 0;
+  virtual void finish() {}
+};
+
+struct FormatSpec {
+  const char* name;
+  const char* description;
+  /// Evidence that `head` (the first MiB of the input) is this format; 0 = none.
+  double (*sniff)(std::string_view head, std::string_view filename);
+  /// Exactly one of these is set.
+  std::unique_ptr<LineParser> (*make_line_parser)(RunBuilder& out);
+  void (*parse_document)(std::string_view text, RunBuilder& out);
+  void (*parse_stream)(ByteSource& source, RunBuilder& out);
+  /// Largest input a document parser accepts.
+  std::size_t document_limit;
+  /// How this format times iterations.
+  TimingKind timing;
+};
+
+/// All formats in tie-break order.
+[[nodiscard]] const std::vector<const FormatSpec*>& format_registry();
+[[nodiscard]] const FormatSpec* find_format(std::string_view name);
+
+// One accessor per format file.
+const FormatSpec& native_jsonl_format();
+const FormatSpec& native_csv_format();
+const FormatSpec& megatron_format();
+const FormatSpec& megatron_golden_format();
+const FormatSpec& torchtitan_format();
+const FormatSpec& hf_trainer_format();
+const FormatSpec& hf_trainer_state_format();
+const FormatSpec& deepspeed_format();
+const FormatSpec& nanogpt_format();
+const FormatSpec& mlperf_format();
+const FormatSpec& maxtext_format();
+const FormatSpec& lightning_csv_format();
+const FormatSpec& kineto_format();
+const FormatSpec& metadata_format();
+
+/// Post-processing shared by every format: merges per-rank duplicates of one step, finds
+/// restarts (the step counter goes back), sets how many iterations each record stands for,
+/// derives step times from timestamps when the log prints none, and fills Run::fields.
+void finalize_run(Run& run, TimingKind timing);
+
+}  // namespace mfu::detail

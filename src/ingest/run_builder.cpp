@@ -1,0 +1,78 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ingest/parser.hpp"
+#include "mfu/error.hpp"
+
+namespace mfu::detail {
+
+RunBuilder::RunBuilder(Run& r, const IngestOptions& o, std::string label, std::uint16_t index)
+    : run(r), options(o), file_index(index), label_(std::move(label)) {}
+
+void RunBuilder::add(Iteration it) {
+  it.file = file_index;
+  if (known(it.timestamp_s)) timestamp(it.timestamp_s);
+  run.iterations.push_back(it);
+}
+
+void RunBuilder::add_event(Event e) {
+  e.file = file_index;
+  if (known(e.timestamp_s)) timestamp(e.timestamp_s);
+  run.events.push_back(std::move(e));
+}
+
+void RunBuilder::meta(const std::string& key, double value, std::uint64_t line, bool overwrite) {
+  if (!std::isfinite(value)) return;
+  run.meta.set(key, value, where(line), overwrite);
+}
+
+void RunBuilder::meta(const std::string& key, const std::string& value, std::uint64_t line, bool overwrite) {
+  if (value.empty()) return;
+  run.meta.set(key, value, where(line), overwrite);
+}
+
+void RunBuilder::diagnostic(Diagnostic::Severity s, std::uint64_t line, const std::string& message) {
+  if (run.diagnostics.size() >= options.max_diagnostics) {
+    ++run.suppressed_diagnostics;
+    return;
+  }
+  run.diagnostics.push_back(Diagnostic{s, label_, line, message});
+}
+
+void RunBuilder::malformed(std::uint64_t line, const std::string& message) {
+  ++run.malformed_lines;
+  if (options.strict) {
+    throw Error(message, "fix or remove the line, or run without --strict to skip it", Location{label_, line});
+  }
+  diagnostic(Diagnostic::Severity::kWarning, line, message);
+}
+
+void RunBuilder::warn(std::uint64_t line, const std::string& message) {
+  diagnostic(Diagnostic::Severity::kWarning, line, message);
+}
+
+void RunBuilder::info(std::uint64_t line, const std::string& message) {
+  diagnostic(Diagnostic::Severity::kInfo, line, message);
+}
+
+void RunBuilder::timestamp(double t) {
+  if (!std::isfinite(t)) return;
+  if (!known(run.first_timestamp_s) || t < run.first_timestamp_s) run.first_timestamp_s = t;
+  if (!known(run.last_timestamp_s) || t > run.last_timestamp_s) run.last_timestamp_s = t;
+}
+
+void RunBuilder::field(const char* name) {
+  if (std::find(run.fields.begin(), run.fields.end(), name) == run.fields.end()) run.fields.emplace_back(name);
+}
+
+void RunBuilder::saw_rank(std::int32_t rank) {
+  if (rank < 0) return;
+  if (std::find(run.ranks.begin(), run.ranks.end(), rank) == run.ranks.end()) run.ranks.push_back(rank);
+}
+
+std::string RunBuilder::where(std::uint64_t line) const {
+  return line == 0 ? label_ : fmt::format("{}:{}", label_, line);
+}
+
+}  // namespace mfu::detail

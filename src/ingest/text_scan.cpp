@@ -1,0 +1,180 @@
+#include "ingest/text_scan.hpp"
+
+#include <cmath>
+
+#include "text.hpp"
+
+namespace mfu::detail {
+namespace {
+
+bool digits(std::string_view s, std::size_t pos, std::size_t n) {
+  if (pos + n > s.size()) return false;
+  for (std::size_t i = pos; i < pos + n; ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+int num(std::string_view s, std::size_t pos, std::size_t n) {
+  int v = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) v = v * 10 + (s[i] - '0');
+  return v;
+}
+
+/// "HH:MM:SS[.,fraction]" at pos; returns seconds of day or NaN.
+double time_of_day(std::string_view s, std::size_t pos, std::size_t* end) {
+  if (!digits(s, pos, 2) || pos + 8 > s.size() || s[pos + 2] != ':' || !digits(s, pos + 3, 2) ||
+      s[pos + 5] != ':' || !digits(s, pos + 6, 2))
+    return kUnknown;
+  double sec = num(s, pos, 2) * 3600.0 + num(s, pos + 3, 2) * 60.0 + num(s, pos + 6, 2);
+  std::size_t i = pos + 8;
+  if (i < s.size() && (s[i] == '.' || s[i] == ',')) {
+    double scale = 0.1;
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      sec += (s[i] - '0') * scale;
+      scale /= 10;
+      ++i;
+    }
+  }
+  if (end) *end = i;
+  return sec;
+}
+
+}  // namespace
+
+double unix_seconds(int year, int month, int day, int hour, int minute, double second) {
+  // Howard Hinnant's days_from_civil.
+  year -= month <= 2 ? 1 : 0;
+  const int era = (year >= 0 ? year : year - 399) / 400;
+  const int yoe = year - era * 400;
+  const int doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const double days = static_cast<double>(era) * 146097.0 + doe - 719468.0;
+  return days * 86400.0 + hour * 3600.0 + minute * 60.0 + second;
+}
+
+double find_timestamp(std::string_view line) {
+  const std::size_t limit = std::min<std::size_t>(line.size(), 96);
+  // absl / glog: [IWEF]MMDD HH:MM:SS.micro at the very start (possibly after "[rankN]:").
+  std::size_t start = 0;
+  if (starts_with(line, "[rank")) {
+    std::size_t c = line.find("]:");
+    if (c != std::string_view::npos && c < 16) start = c + 2;
+  }
+  if (start + 14 < line.size()) {
+    const char c = line[start];
+    if ((c == 'I' || c == 'W' || c == 'E' || c == 'F') && digits(line, start + 1, 4) && line[start + 5] == ' ') {
+      const double tod = time_of_day(line, start + 6, nullptr);
+      if (known(tod)) {
+        const int month = num(line, start + 1, 2);
+        const int day = num(line, start + 3, 2);
+        if (month >= 1 && month <= 12 && day >= 1 && day <= 31) return unix_seconds(2000, month, day, 0, 0, tod);
+      }
+    }
+  }
+  // YYYY-MM-DD[ T]HH:MM:SS somewhere near the start.
+  for (std::size_t i = 4; i + 15 <= limit; ++i) {
+    if (line[i] != '-') continue;
+    const std::size_t y = i - 4;
+    if (!digits(line, y, 4) || !digits(line, i + 1, 2) || line[i + 3] != '-' || !digits(line, i + 4, 2)) continue;
+    const char sep = line[i + 6];
+    if (sep != ' ' && sep != 'T') continue;
+    const double tod = time_of_day(line, i + 7, nullptr);
+    if (!known(tod)) continue;
+    const int year = num(line, y, 4), month = num(line, i + 1, 2), day = num(line, i + 4, 2);
+    if (year < 1990 || year > 2200 || month < 1 || month > 12 || day < 1 || day > 31) continue;
+    return unix_seconds(year, month, day, 0, 0, tod);
+  }
+  return kUnknown;
+}
+
+std::int32_t find_rank(std::string_view line) {
+  const std::size_t limit = std::min<std::size_t>(line.size(), 200);
+  std::string_view head = line.substr(0, limit);
+  for (std::string_view key : {std::string_view("[rank"), std::string_view("[Rank "), std::string_view("rank=")}) {
+    const std::size_t p = head.find(key);
+    if (p == std::string_view::npos) continue;
+    std::size_t i = p + key.size();
+    while (i < head.size() && head[i] == ' ') ++i;
+    std::int32_t r = 0;
+    bool any = false;
+    while (i < head.size() && head[i] >= '0' && head[i] <= '9' && r < 10000000) {
+      r = r * 10 + (head[i] - '0');
+      any = true;
+      ++i;
+    }
+    if (any) return r;
+  }
+  return -1;
+}
+
+void TimerSet::add(std::string_view name, double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return;
+  std::string key = to_lower(trim(name));
+  for (char& c : key)
+    if (c == '_' || c == ' ') c = '-';
+  timers_[key] = seconds;
+}
+
+std::optional<double> TimerSet::get(std::initializer_list<const char*> names) const {
+  for (const char* n : names) {
+    auto it = timers_.find(n);
+    if (it != timers_.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+void TimerSet::apply(Iteration& it) const {
+  auto sum = [&](std::initializer_list<const char*> names) -> std::optional<double> {
+    double total = 0;
+    bool any = false;
+    for (const char* n : names) {
+      auto v = get({n});
+      if (v) {
+        total += *v;
+        any = true;
+      }
+    }
+    return any ? std::optional<double>(total) : std::nullopt;
+  };
+  const auto fb = get({"forward-backward"});
+  const auto data = get({"batch-generator", "batch-input", "data-loading"});
+  auto fwd = get({"forward-compute", "forward", "forward-microstep", "fwd-microstep", "fwd"});
+  const auto bwd_inner = get({"backward-compute", "backward-backward", "backward-inner-microstep", "backward-inner"});
+  const auto bwd_total = get({"backward", "backward-microstep", "bwd-microstep", "bwd"});
+  const auto ar = get({"backward-allreduce", "backward-allreduce-microstep", "bwd-allreduce-microstep"});
+  std::optional<double> grad_sync = get({"backward-reduce-model-grads"});
+  if (!grad_sync)
+    grad_sync = sum({"all-grads-sync", "params-all-gather", "layernorm-grads-all-reduce", "embedding-grads-all-reduce",
+                     "backward-params-all-reduce", "backward-layernorm-all-reduce", "backward-embedding-all-reduce"});
+  const auto p2p = sum({"forward-send", "forward-recv", "backward-send", "backward-recv", "forward-send-forward-recv",
+                        "forward-send-backward-recv", "backward-send-forward-recv", "backward-send-backward-recv",
+                        "forward-backward-send-forward-backward-recv"});
+  const auto opt = get({"optimizer", "step", "step-microstep", "optimizer-step"});
+
+  if (fb) it.at(Phase::kForwardBackward) = *fb;
+  if (data) it.at(Phase::kData) = *data;
+  if (fwd) {
+    // Megatron times get_batch (batch-generator) inside forward-compute.
+    double f = *fwd;
+    if (data && *data <= f) f -= *data;
+    it.at(Phase::kForward) = f;
+  }
+  if (bwd_inner) {
+    it.at(Phase::kBackward) = *bwd_inner;
+  } else if (bwd_total) {
+    it.at(Phase::kBackward) = (ar && *ar <= *bwd_total) ? *bwd_total - *ar : *bwd_total;
+  }
+  double comm = 0;
+  bool any_comm = false;
+  for (const auto& c : {ar, grad_sync, p2p}) {
+    if (c) {
+      comm += *c;
+      any_comm = true;
+    }
+  }
+  if (any_comm) it.at(Phase::kComm) = comm;
+  if (opt) it.at(Phase::kOptimizer) = *opt;
+}
+
+}  // namespace mfu::detail

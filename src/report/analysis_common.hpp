@@ -1,0 +1,27 @@
+#pragma once
+// Shared pieces of the analysis renderers: headline lines and per-record columns.
+
+#include <string>
+#include <vector>
+
+#include "mfu/analysis.hpp"
+#include "mfu/report.hpp"
+
+namespace mfu::detail {
+
+/// "34.0%" or "unknown" for optional ratios.
+[[nodiscard]] std::string pct_or(const std::optional<double>& v, const char* fallback = "unknown");
+
+/// One-line summary used by text and markdown: "MFU 34.0% (steady 36.1%) on 16 x h100-sxm".
+[[nodiscard]] std::string headline(const Analysis& a);
+
+/// Plain-text lines describing the framework's own FLOP count versus mfu's.
+[[nodiscard]] std::vector<std::string> framework_lines(const Analysis& a);
+
+void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostream& out);
+void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions& o, std::ostream& out);
+void render_analysis_markdown(const Analysis& a, std::ostream& out);
+void render_analysis_csv(const Analysis& a, const Run& run, std::ostream& out);
+void render_analysis_html(const Analysis& a, std::ostream& out);
+
+}  // namespace mfu::detail

@@ -1,0 +1,119 @@
+// The versioned JSON report of `mfu analyze` (the baseline format of `mfu check`).
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/resolve.hpp"
+#include "report/analysis_common.hpp"
+
+namespace mfu::detail {
+namespace {
+
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json dist(const Distribution& d) {
+  return {{"mean", num(d.mean)}, {"median", num(d.median)}, {"p05", num(d.p05)}, {"p95", num(d.p95)},
+          {"min", num(d.min)},   {"max", num(d.max)},       {"mad", num(d.mad)}, {"count", d.count}};
+}
+
+}  // namespace
+
+void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions& o, std::ostream& out) {
+  nlohmann::json j;
+  j["schema_version"] = kJsonSchemaVersion;
+  j["tool"] = "mfu";
+  j["format"] = a.format;
+  j["inputs"] = a.inputs;
+  j["mfu"] = opt(a.mfu);
+  j["hfu"] = opt(a.hfu);
+  j["mfu_steady"] = opt(a.mfu_steady);
+  j["gpu"] = a.gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.gpu);
+  j["gpus"] = num(a.gpus);
+  j["dtype"] = a.dtype;
+  j["peak_flops_per_s_per_gpu"] = num(a.peak_flops_per_gpu);
+  j["achieved_flops_per_s_per_gpu"] = opt(a.achieved_flops_per_s_per_gpu);
+  j["achieved_flops_per_s_per_gpu_steady"] = opt(a.achieved_flops_per_s_per_gpu_steady);
+  j["tokens_per_s"] = opt(a.tokens_per_s);
+  j["tokens_per_s_per_gpu"] = opt(a.tokens_per_s_per_gpu);
+  j["wall_time_s"] = a.wall_time_s;
+  j["gpu_hours"] = a.gpu_hours;
+  j["convention"] = a.convention;
+  j["recompute"] = a.recompute;
+  j["flops_source"] = a.flops_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.flops_source);
+  j["model_flops_per_token"] = num(a.model_flops_per_token);
+  j["total_model_flops"] = num(a.total_model_flops);
+  j["total_tokens"] = num(a.total_tokens);
+  j["iterations"] = {{"total", a.iterations_total}, {"analyzed", a.iterations_analyzed}, {"warmup", a.warmup_iterations}};
+  j["warmup_time_s"] = a.warmup_time_s;
+  j["step_time_s"] = dist(a.step_time);
+  j["mfu_per_iteration"] = dist(a.mfu_per_iteration);
+  j["buckets"] = nlohmann::json::array();
+  for (const auto& b : a.buckets) {
+    nlohmann::json e{{"name", b.name},         {"label", b.label},       {"seconds", b.seconds},
+                     {"fraction", b.fraction}, {"gpu_hours", b.gpu_hours}, {"source", to_string(b.source)},
+                     {"detail", b.detail},     {"mfu_gain", b.mfu_gain}};
+    if (b.cost) e["cost"] = *b.cost;
+    if (b.energy_kwh) e["energy_kwh"] = *b.energy_kwh;
+    j["buckets"].push_back(e);
+  }
+  nlohmann::json stalls{{"count", a.stalls.count},
+                        {"threshold_s", num(a.stalls.threshold_s)},
+                        {"excess_s", a.stalls.excess_s},
+                        {"period_steps", a.stalls.period_steps ? nlohmann::json(*a.stalls.period_steps) : nlohmann::json(nullptr)},
+                        {"period_cause", a.stalls.period_cause},
+                        {"worst", nlohmann::json::array()}};
+  for (const auto& s : a.stalls.worst)
+    stalls["worst"].push_back({{"step", s.step}, {"time_s", s.time_s}, {"excess_s", s.excess_s}, {"line", s.line}, {"cause", s.cause}});
+  j["stalls"] = stalls;
+  j["goodput"] = opt(a.goodput);
+  j["restarts"] = a.restarts;
+  j["steps_lost"] = a.steps_lost;
+  j["fixes"] = nlohmann::json::array();
+  for (const auto& f : a.fixes)
+    j["fixes"].push_back({{"bucket", f.bucket}, {"seconds", f.seconds}, {"mfu_gain", f.mfu_gain}, {"advice", f.advice}});
+  j["framework"] = {{"flops_per_s_per_gpu", opt(a.framework_flops_per_s_per_gpu)},
+                    {"mfu_steady", opt(a.framework_mfu_steady)},
+                    {"convention", a.framework_convention},
+                    {"recomputed_flops_per_s_per_gpu", opt(a.recomputed_flops_per_s_per_gpu)},
+                    {"agreement", opt(a.framework_agreement)}};
+  j["cost"] = opt(a.total_cost);
+  j["energy_kwh"] = opt(a.total_energy_kwh);
+  j["inputs_used"] = nlohmann::json::array();
+  for (const auto& u : a.used) j["inputs_used"].push_back({{"name", u.name}, {"value", u.value}, {"source", u.source}});
+  j["unknowns"] = a.unknowns;
+  j["warnings"] = a.warnings;
+  // A sample of steady step times: what `mfu check --baseline` compares against.
+  {
+    std::vector<double> times;
+    for (std::size_t i = 0; i < run.iterations.size(); ++i) {
+      const Iteration it = run.iterations[i];
+      if (known(it.time_s) && it.time_s > 0) times.push_back(it.time_s);
+    }
+    const std::size_t skip = std::min<std::size_t>(times.size(), a.warmup_iterations > 0 ? 1 : 0);
+    std::vector<double> sample;
+    const std::size_t m = times.size() - skip;
+    const std::size_t stride = std::max<std::size_t>(1, (m + 4999) / 5000);
+    for (std::size_t i = skip; i < times.size(); i += stride) sample.push_back(times[i]);
+    j["step_time_sample_s"] = sample;
+  }
+  if (o.per_iteration) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t i = 0; i < run.iterations.size(); ++i) {
+      const Iteration it = run.iterations[i];
+      nlohmann::json r{{"step", it.step}, {"count", it.count}, {"time_s", num(it.time_s)}};
+      r["mfu"] = num(iteration_mfu(a, it));
+      r["tokens"] = num(iteration_tokens(a, it));
+      r["model_flops"] = num(iteration_model_flops(a, it));
+      if (known(it.loss)) r["loss"] = it.loss;
+      for (std::size_t p = 0; p < kPhaseCount; ++p)
+        if (known(it.phase[p])) r[phase_key(static_cast<Phase>(p))] = it.phase[p];
+      rows.push_back(std::move(r));
+    }
+    j["per_iteration"] = std::move(rows);
+  }
+  out << j.dump(2) << '\n';
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,263 @@
+#include "mfu/run.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+namespace mfu {
+
+const char* to_string(Phase p) {
+  switch (p) {
+    case Phase::kForward: return "forward";
+    case Phase::kBackward: return "backward";
+    case Phase::kForwardBackward: return "forward_backward";
+    case Phase::kOptimizer: return "optimizer";
+    case Phase::kComm: return "comm";
+    case Phase::kData: return "data";
+    case Phase::kGenerate: return "generate";
+    case Phase::kOther: return "other";
+  }
+  return "?";
+}
+
+const char* phase_key(Phase p) {
+  switch (p) {
+    case Phase::kForward: return "forward_s";
+    case Phase::kBackward: return "backward_s";
+    case Phase::kForwardBackward: return "forward_backward_s";
+    case Phase::kOptimizer: return "optimizer_s";
+    case Phase::kComm: return "comm_s";
+    case Phase::kData: return "data_s";
+    case Phase::kGenerate: return "generate_s";
+    case Phase::kOther: return "other_s";
+  }
+  return "?";
+}
+
+const char* to_string(EventKind k) {
+  switch (k) {
+    case EventKind::kCheckpointSave: return "checkpoint_save";
+    case EventKind::kCheckpointLoad: return "checkpoint_load";
+    case EventKind::kEval: return "eval";
+    case EventKind::kRestart: return "restart";
+    case EventKind::kStartup: return "startup";
+    case EventKind::kStall: return "stall";
+    case EventKind::kOther: return "other";
+  }
+  return "?";
+}
+
+// ---- IterationTable -------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::size_t kChunk = 1u << 16;
+
+/// A column stored in fixed-size chunks: no reallocation spikes when it grows.
+template <class T>
+class Column {
+ public:
+  explicit Column(T fill) : fill_(fill) {}
+  [[nodiscard]] bool active() const { return !chunks_.empty() || size_ > 0; }
+  [[nodiscard]] T get(std::size_t i) const {
+    if (i >= size_) return fill_;
+    return chunks_[i / kChunk][i % kChunk];
+  }
+  /// Makes room for index i, filling new slots with the fill value.
+  void ensure(std::size_t n) {
+    while (chunks_.size() * kChunk < n) {
+      chunks_.emplace_back(new T[kChunk]);
+      std::fill_n(chunks_.back().get(), kChunk, fill_);
+    }
+    if (size_ < n) size_ = n;
+  }
+  void put(std::size_t i, T v) {
+    ensure(i + 1);
+    chunks_[i / kChunk][i % kChunk] = v;
+  }
+  void resize_down(std::size_t n) {
+    if (size_ > n) {
+      for (std::size_t i = n; i < size_; ++i) chunks_[i / kChunk][i % kChunk] = fill_;
+      size_ = n;
+    }
+  }
+  [[nodiscard]] std::size_t bytes() const { return chunks_.size() * kChunk * sizeof(T); }
+  void clear() {
+    chunks_.clear();
+    size_ = 0;
+  }
+  Column(const Column& o) : fill_(o.fill_), size_(o.size_) {
+    for (const auto& c : o.chunks_) {
+      chunks_.emplace_back(new T[kChunk]);
+      std::copy_n(c.get(), kChunk, chunks_.back().get());
+    }
+  }
+  Column& operator=(const Column& o) {
+    if (this != &o) {
+      Column tmp(o);
+      std::swap(chunks_, tmp.chunks_);
+      size_ = o.size_;
+      fill_ = o.fill_;
+    }
+    return *this;
+  }
+  Column(Column&&) noexcept = default;
+  Column& operator=(Column&&) noexcept = default;
+
+ private:
+  T fill_;
+  std::size_t size_ = 0;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+};
+
+constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+
+}  // namespace
+
+struct IterationTable::Impl {
+  std::size_t n = 0;
+  Column<std::int64_t> step{-1};
+  Column<std::uint32_t> count{1};
+  Column<std::uint32_t> line{0};
+  Column<std::int32_t> rank{-1};
+  Column<std::uint16_t> file{0};
+  Column<double> timestamp{kUnknown};
+  // Measures are kept as float: 7 significant digits is far below the noise of any timer.
+  Column<float> time{kNaNf};
+  Column<float> tokens{kNaNf};
+  Column<float> samples{kNaNf};
+  Column<float> loss{kNaNf};
+  Column<float> model_flops{kNaNf};
+  Column<float> reported_flops{kNaNf};
+  Column<float> reported_mfu{kNaNf};
+  std::array<Column<float>, kPhaseCount> phase{Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
+                                               Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
+                                               Column<float>{kNaNf}, Column<float>{kNaNf}};
+
+  /// Writes v at i, except that a column no record has used yet stays unallocated.
+  template <class T, class V>
+  static void store(Column<T>& c, std::size_t i, V v, V fill) {
+    bool is_fill = false;
+    if constexpr (std::is_floating_point_v<V>) {
+      is_fill = std::isnan(v) ? std::isnan(fill) : v == fill;
+    } else {
+      is_fill = v == fill;
+    }
+    if (is_fill && !c.active()) return;
+    c.put(i, static_cast<T>(v));
+  }
+
+  void write(std::size_t i, const Iteration& it) {
+    step.put(i, it.step);
+    line.put(i, it.line);
+    store(count, i, it.count, std::uint32_t{1});
+    store(rank, i, it.rank, std::int32_t{-1});
+    store(file, i, it.file, std::uint16_t{0});
+    store(timestamp, i, it.timestamp_s, kUnknown);
+    store(time, i, it.time_s, kUnknown);
+    store(tokens, i, it.tokens, kUnknown);
+    store(samples, i, it.samples, kUnknown);
+    store(loss, i, it.loss, kUnknown);
+    store(model_flops, i, it.model_flops, kUnknown);
+    store(reported_flops, i, it.reported_flops_per_gpu, kUnknown);
+    store(reported_mfu, i, it.reported_mfu, kUnknown);
+    for (std::size_t p = 0; p < kPhaseCount; ++p) store(phase[p], i, it.phase[p], kUnknown);
+  }
+
+  Iteration read(std::size_t i) const {
+    Iteration it;
+    it.step = step.get(i);
+    it.count = count.get(i);
+    it.line = line.get(i);
+    it.rank = rank.get(i);
+    it.file = file.get(i);
+    it.timestamp_s = timestamp.get(i);
+    it.time_s = time.get(i);
+    it.tokens = tokens.get(i);
+    it.samples = samples.get(i);
+    it.loss = loss.get(i);
+    it.model_flops = model_flops.get(i);
+    it.reported_flops_per_gpu = reported_flops.get(i);
+    it.reported_mfu = reported_mfu.get(i);
+    for (std::size_t p = 0; p < kPhaseCount; ++p) it.phase[p] = phase[p].get(i);
+    return it;
+  }
+
+  std::size_t bytes() const {
+    std::size_t b = step.bytes() + count.bytes() + line.bytes() + rank.bytes() + file.bytes() + timestamp.bytes() +
+                    time.bytes() + tokens.bytes() + samples.bytes() + loss.bytes() + model_flops.bytes() +
+                    reported_flops.bytes() + reported_mfu.bytes();
+    for (const auto& p : phase) b += p.bytes();
+    return b;
+  }
+};
+
+IterationTable::IterationTable() : impl_(std::make_unique<Impl>()) {}
+IterationTable::~IterationTable() = default;
+IterationTable::IterationTable(IterationTable&&) noexcept = default;
+IterationTable& IterationTable::operator=(IterationTable&&) noexcept = default;
+IterationTable::IterationTable(const IterationTable& o) : impl_(std::make_unique<Impl>(*o.impl_)) {}
+IterationTable& IterationTable::operator=(const IterationTable& o) {
+  if (this != &o) impl_ = std::make_unique<Impl>(*o.impl_);
+  return *this;
+}
+
+void IterationTable::push_back(const Iteration& it) {
+  impl_->write(impl_->n, it);
+  ++impl_->n;
+}
+
+void IterationTable::set(std::size_t i, const Iteration& it) {
+  if (i < impl_->n) impl_->write(i, it);
+}
+
+Iteration IterationTable::operator[](std::size_t i) const { return impl_->read(i); }
+
+void IterationTable::pop_back() {
+  if (impl_->n == 0) return;
+  Iteration blank;
+  impl_->write(impl_->n - 1, blank);
+  --impl_->n;
+}
+
+std::size_t IterationTable::size() const { return impl_->n; }
+void IterationTable::clear() { impl_ = std::make_unique<Impl>(); }
+std::size_t IterationTable::memory_bytes() const { return impl_->bytes(); }
+
+// ---- RunMeta --------------------------------------------------------------------------------
+
+void RunMeta::set(const std::string& key, double value, const std::string& source, bool overwrite) {
+  if (!overwrite && values_.count(key)) return;
+  values_[key] = MetaValue{value, source};
+}
+
+void RunMeta::set(const std::string& key, const std::string& value, const std::string& source, bool overwrite) {
+  if (!overwrite && values_.count(key)) return;
+  values_[key] = MetaValue{value, source};
+}
+
+std::optional<double> RunMeta::number(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  if (const double* d = std::get_if<double>(&it->second.value)) return *d;
+  return std::nullopt;
+}
+
+std::optional<std::string> RunMeta::text(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  if (const std::string* s = std::get_if<std::string>(&it->second.value)) return *s;
+  return std::nullopt;
+}
+
+std::string RunMeta::source(const std::string& key) const {
+  auto it = values_.find(key);
+  return it == values_.end() ? std::string() : it->second.source;
+}
+
+void RunMeta::fill_from(const RunMeta& other) {
+  for (const auto& [k, v] : other.values_)
+    if (!values_.count(k)) values_[k] = v;
+}
+
+}  // namespace mfu
