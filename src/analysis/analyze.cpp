@@ -149,7 +149,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
 
   // ---- Which records count. Records without a valid time are skipped (they were already
   // reported as diagnostics when malformed).
-  std::vector<float> time(n, std::numeric_limits<float>::quiet_NaN());
+  std::vector<double> time(n, kUnknown);
   std::vector<std::uint32_t> count(n, 1);
   std::vector<std::uint8_t> flag(n, 0);  // bit 0 lost, 1 warm-up, 2 stall, 3 segment start
   constexpr std::uint8_t kLost = 1, kWarm = 2, kStall = 4, kSegStart = 8;
@@ -159,7 +159,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     const Iteration it = T[i];
     count[i] = it.count;
     if (known(it.time_s) && it.time_s > 0 && std::isfinite(it.time_s)) {
-      time[i] = static_cast<float>(it.time_s);
+      time[i] = it.time_s;
       ++timed;
     }
     any_log_flops = any_log_flops || known(it.model_flops);

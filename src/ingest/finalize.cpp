@@ -84,7 +84,9 @@ void finalize_run(Run& run, TimingKind timing) {
     const std::size_t e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
     for (std::size_t i = b; i < e; ++i) {
       Iteration it = t[i];
-      if (i == b) {
+      if (it.count > 1) {
+        // The parser knew how many iterations the record stands for (an averaged summary).
+      } else if (i == b) {
         std::int64_t gap = 1;
         if (i + 1 < e) gap = std::max<std::int64_t>(1, t[i + 1].step - it.step);
         std::int64_t c = s == 0 ? std::clamp<std::int64_t>(it.step, 1, gap) : gap;

@@ -181,6 +181,7 @@ class MegatronParser : public LineParser {
       //  size: 1, pipeline-model-parallel size: 1"
       if (auto v = number_after(text, "using world size:")) out_.meta("gpus", *v, number, true);
       if (auto v = number_after(text, "data-parallel size:")) out_.meta("dp", *v, number, true);
+      else if (auto v2 = number_after(text, "data-parallel-size:")) out_.meta("dp", *v2, number, true);
       if (auto v = number_after(text, "context-parallel size:")) out_.meta("cp", *v, number, true);
       if (auto v = number_after(text, "tensor-model-parallel size:")) out_.meta("tp", *v, number, true);
       if (auto v = number_after(text, "pipeline-model-parallel size:")) out_.meta("pp", *v, number, true);

@@ -155,6 +155,7 @@ class MlperfParser : public LineParser {
     const double steps = std::max(1.0, std::round((p1 - p0) / gbs_));
     Iteration it;
     it.step = static_cast<std::int64_t>(std::round(p1 / gbs_));
+    it.count = static_cast<std::uint32_t>(steps);
     it.line = static_cast<std::uint32_t>(number);
     it.timestamp_s = t1;
     it.time_s = ((t1 - t0) - eval) / steps;

@@ -37,6 +37,8 @@ class TorchtitanParser : public LineParser {
     }
     const std::int32_t rank = starts_with(raw, "[rank") ? find_rank(raw.substr(0, 16)) : -1;
     std::string_view text = strip_rank_prefix(raw);
+    // A new log record ends a config dump that never closed (a cut-off log).
+    if (config_depth_ > 0 && (starts_with(text, "[titan]") || contains(text, " - root - "))) finish_config(number);
     if (config_depth_ > 0) {
       config_ += text;
       config_ += '\n';
