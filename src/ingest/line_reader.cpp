@@ -37,9 +37,14 @@ bool LineReader::next_physical(std::string_view& line) {
     const void* nl = std::memchr(start, '\n', end_ - begin_);
     if (nl != nullptr) {
       const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
-      line = std::string_view(start, len);
       begin_ += len + 1;
       ++line_no_;
+      if (len > max_line_) {
+        ++oversized_;
+        if (first_oversized_ == 0) first_oversized_ = line_no_;
+        continue;
+      }
+      line = std::string_view(start, len);
       return true;
     }
     if (end_ - begin_ > max_line_) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "text.hpp"
@@ -109,7 +110,9 @@ void NativeRecord::number(std::string_view key, double value) {
       return;
     }
   }
-  if (is_meta_number_key(key)) meta_numbers_.emplace_back(std::string(key), value);
+  // Every other number is metadata on a meta line (kept), and ignored on a step line.
+  (void)is_meta_number_key;
+  meta_numbers_.emplace_back(std::string(key), value);
 }
 
 void NativeRecord::text(std::string_view key, std::string value) {
@@ -141,8 +144,11 @@ void NativeRecord::phase(std::string_view key, double value) {
 }
 
 void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
-  if (kind_ == Kind::kMeta || (!has_step_ && kind_ == Kind::kIteration && (!meta_numbers_.empty() || !meta_texts_.empty()) &&
-                               !known(it_.time_s))) {
+  const bool meta_like = !has_step_ && kind_ == Kind::kIteration && !known(it_.time_s) &&
+                         (!meta_texts_.empty() || std::any_of(meta_numbers_.begin(), meta_numbers_.end(), [](const auto& kv) {
+                           return is_meta_number_key(kv.first);
+                         }));
+  if (kind_ == Kind::kMeta || meta_like) {
     for (const auto& [k, v] : meta_numbers_) out.meta(k == "world_size" ? "gpus" : k, v, line);
     for (const auto& [k, v] : meta_texts_) out.meta(k, v, line);
     return;

@@ -1,0 +1,186 @@
+// The native JSON Lines / CSV format, format detection, and the tolerances every reader needs.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "mfu/error.hpp"
+#include "mfu/ingest.hpp"
+#include "test_util.hpp"
+
+namespace mfu {
+namespace {
+
+TEST(NativeFormat, ReadsMetaStepsPhasesAndEvents) {
+  const mfu::Run r = ingest_text(
+      R"({"type":"meta","gpu":"h100-sxm","gpus":16,"dtype":"bf16","model":"llama3-8b","seq_len":8192}
+{"step":1,"time_s":0.330,"model_flops":3.5e13,"tokens":131072,"phases":{"forward_s":0.100,"backward_s":0.150,"comm_s":0.080,"data_s":0.0},"extra":{"kept":"out of the way"}}
+{"step":2,"time_ms":320,"phases":{"comm_ms":70}}
+{"type":"event","kind":"checkpoint","step":500,"duration_s":42.0}
+)",
+      "run.jsonl");
+  EXPECT_EQ(r.format, "native");
+  ASSERT_EQ(r.iterations.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.iterations[0].time_s, 0.330);
+  EXPECT_NEAR(r.iterations[0].at(Phase::kComm), 0.080, 1e-7);
+  EXPECT_DOUBLE_EQ(r.iterations[1].time_s, 0.320);
+  EXPECT_NEAR(r.iterations[1].at(Phase::kComm), 0.070, 1e-7);
+  EXPECT_EQ(r.meta.text("gpu_name"), "h100-sxm");
+  EXPECT_EQ(r.meta.number("gpus"), 16);
+  EXPECT_EQ(r.meta.text("model_name"), "llama3-8b");
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].kind, EventKind::kCheckpointSave);
+  EXPECT_DOUBLE_EQ(r.events[0].duration_s, 42.0);
+}
+
+TEST(NativeFormat, ReadsTheCsvForm) {
+  const mfu::Run r = ingest_text(
+      "step,time_s,model_flops,tokens,forward_s,backward_s,comm_s,data_s\n"
+      "1,0.330,3.5e13,131072,0.100,0.150,0.080,0.0\n"
+      "2,0.331,3.5e13,131072,0.100,0.150,0.081,0.0\n",
+      "run.csv");
+  EXPECT_EQ(r.format, "native-csv");
+  ASSERT_EQ(r.iterations.size(), 2u);
+  EXPECT_NEAR(r.iterations[1].at(Phase::kComm), 0.081, 1e-7);
+}
+
+TEST(NativeFormat, PythonNanAndInfinityAreReadAndBadTimesSkippedWithTheirLine) {
+  const mfu::Run r = ingest_text(
+      "{\"step\":1,\"time_s\":0.33,\"loss\":NaN}\n"
+      "{\"step\":2,\"time_s\":NaN}\n"
+      "{\"step\":3,\"time_s\":-1}\n"
+      "{\"step\":4,\"time_s\":0}\n"
+      "{\"step\":5,\"time_s\":Infinity}\n"
+      "{\"step\":6,\"time_s\":0.33}\n",
+      "nan.jsonl");
+  ASSERT_EQ(r.iterations.size(), 2u);
+  EXPECT_EQ(r.malformed_lines, 4u);
+  ASSERT_FALSE(r.diagnostics.empty());
+  EXPECT_EQ(r.diagnostics[0].line, 2u);
+}
+
+TEST(NativeFormat, TruncatedLastLineIsADiagnosticWithItsLineNumber) {
+  const mfu::Run r = ingest_text("{\"step\":1,\"time_s\":0.33}\n{\"step\":2,\"time_s\":0.3", "cut.jsonl");
+  EXPECT_EQ(r.iterations.size(), 1u);
+  EXPECT_TRUE(r.truncated);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].line, 2u);
+}
+
+TEST(NativeFormat, StrictModeMakesAMalformedLineAnErrorWithItsLocation) {
+  IngestOptions o;
+  o.strict = true;
+  try {
+    (void)ingest_text("{\"step\":1,\"time_s\":0.33}\n{\"step\":2,\"time_s\":\"abc\"}\n{oops\n", "bad.jsonl", o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().line, 2u);  // "time_s":"abc" is not a number
+    EXPECT_EQ(e.where().file, "bad.jsonl");
+  }
+}
+
+TEST(NativeFormat, DiagnosticsAreCappedAndCounted) {
+  std::string s = "{\"step\":1,\"time_s\":0.33}\n";
+  for (int i = 0; i < 100; ++i) s += "{broken\n";
+  const mfu::Run r = ingest_text(s, "many.jsonl");
+  EXPECT_EQ(r.malformed_lines, 100u);
+  EXPECT_EQ(r.diagnostics.size(), 20u);
+  EXPECT_EQ(r.suppressed_diagnostics, 80u);
+}
+
+TEST(Convert, EveryExcerptConvertsToNativeAndBackToTheSameRun) {
+  for (const char* name : {"megatron_megads_excerpt.log", "torchtitan_excerpt.log", "nanogpt_mfu.log",
+                           "mlperf_llama2_lora_h200.txt", "deepspeed_gptneox.log", "dschat_rlhf_excerpt.log",
+                           "maxtext_steps.log", "lightning_metrics.csv", "whisper_trainer_state.json"}) {
+    SCOPED_TRACE(name);
+    const mfu::Run a = ingest({test::test_data(name).string()});
+    std::ostringstream native;
+    write_native(a, native);
+    const mfu::Run b = ingest_text(native.str(), "converted.jsonl");
+    EXPECT_EQ(b.format, "native");
+    ASSERT_EQ(a.iterations.size(), b.iterations.size());
+    for (std::size_t i = 0; i < a.iterations.size(); ++i) {
+      const Iteration x = a.iterations[i], y = b.iterations[i];
+      EXPECT_EQ(x.step, y.step);
+      EXPECT_EQ(x.count, y.count);
+      auto same = [](double p, double q) { return (std::isnan(p) && std::isnan(q)) || p == q; };
+      EXPECT_TRUE(same(x.time_s, y.time_s)) << x.time_s << " vs " << y.time_s;
+      EXPECT_TRUE(same(x.tokens, y.tokens));
+      EXPECT_TRUE(same(x.loss, y.loss));
+      EXPECT_TRUE(same(x.reported_flops_per_gpu, y.reported_flops_per_gpu));
+      for (std::size_t p = 0; p < kPhaseCount; ++p) EXPECT_TRUE(same(x.phase[p], y.phase[p]));
+    }
+    for (const auto& [k, v] : a.meta.all()) {
+      if (const double* d = std::get_if<double>(&v.value)) {
+        EXPECT_EQ(b.meta.number(k), *d) << k;
+      }
+    }
+    std::size_t events_a = 0, events_b = 0;
+    for (const auto& e : a.events) events_a += e.kind != EventKind::kRestart;
+    for (const auto& e : b.events) events_b += e.kind != EventKind::kRestart;
+    EXPECT_EQ(events_a, events_b);
+  }
+}
+
+TEST(Detection, NamesTheFormatsTriedAndTheNearestForUnknownInput) {
+  try {
+    (void)ingest_text("hello\nthis is not a training log\niteration\n", "notes.txt");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot tell the format"), std::string::npos);
+    EXPECT_NE(e.hint().find("megatron"), std::string::npos);
+    EXPECT_NE(e.hint().find("torchtitan"), std::string::npos);
+  }
+  try {
+    (void)ingest_text("setting up pretrain_gpt with megatron\n", "almost.log");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nearest: megatron"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Detection, EmptyAndBinaryInputsAreClearErrors) {
+  EXPECT_THROW((void)ingest_text("", "empty.log"), Error);
+  std::string binary(4096, '\0');
+  for (std::size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>((i * 7919) % 256);
+  try {
+    (void)ingest_text(binary, "blob.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("binary"), std::string::npos);
+  }
+}
+
+TEST(Detection, ForcedFormatIsUsedAndAnUnknownOneListsTheKnown) {
+  IngestOptions o;
+  o.format = "nanogpt";
+  const mfu::Run r = ingest_text("iter 1: loss 2.0, time 100.0ms\n", "x.log", o);
+  EXPECT_EQ(r.iterations.size(), 1u);
+  o.format = "nope";
+  EXPECT_THROW((void)ingest_text("iter 1: loss 2.0, time 100.0ms\n", "x.log", o), Error);
+}
+
+TEST(Tolerance, WindowsLineEndingsAnsiColoursAndStackTracesBetweenRecords) {
+  const mfu::Run r = ingest_text(
+      "iter 0: loss 4.2648, time 9371.81ms, mfu -100.00%\r\n"
+      "Traceback (most recent call last):\r\n"
+      "  File \"train.py\", line 1, in <module>\r\n"
+      "\x1b[31mWARNING\x1b[0m something\r\n"
+      "iter 10: loss 3.2202, time 893.76ms, mfu 16.68%\r\n",
+      "crlf.log");
+  ASSERT_EQ(r.iterations.size(), 2u);
+  EXPECT_NEAR(r.iterations[1].time_s, 0.89376, 1e-9);
+}
+
+TEST(Tolerance, InterleavedRankPrefixesAndTqdmCarriageReturns) {
+  const mfu::Run r = ingest_text(
+      "[rank0]:[titan] 2026-01-01 00:00:01,000 - root - INFO - step:  1  loss: 9.0  tps: 100  tflops: 1.0  mfu: 1.00%\n"
+      "[rank1]:[titan] 2026-01-01 00:00:01,000 - root - INFO - step:  1  loss: 9.0  tps: 100  tflops: 1.0  mfu: 1.00%\n"
+      "progress 10%\rprogress 20%\r[rank0]:[titan] 2026-01-01 00:00:02,000 - root - INFO - step:  2  loss: 8.0  tps: 100  tflops: 1.0  mfu: 1.00%\n",
+      "ranks.log");
+  ASSERT_EQ(r.iterations.size(), 2u);
+  EXPECT_EQ(r.ranks.size(), 2u);
+  EXPECT_NEAR(r.iterations[1].time_s, 1.0, 1e-9);  // from the timestamps
+}
+
+}  // namespace
+}  // namespace mfu

@@ -1,0 +1,143 @@
+// Compressed and oddly shaped inputs: gzip, zstd, truncated streams, long lines, stdin-like.
+#include <gtest/gtest.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <filesystem>
+
+#include "ingest/line_reader.hpp"
+#include "ingest/source.hpp"
+#include "mfu/error.hpp"
+#include "mfu/ingest.hpp"
+#include "test_util.hpp"
+
+namespace mfu {
+namespace {
+
+std::string gzip(const std::string& in) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string zstd(const std::string& in) {
+  std::string out(ZSTD_compressBound(in.size()), '\0');
+  out.resize(ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3));
+  return out;
+}
+
+std::string native_lines(int n) {
+  std::string s;
+  for (int i = 1; i <= n; ++i) s += "{\"step\":" + std::to_string(i) + ",\"time_s\":0.5}\n";
+  return s;
+}
+
+TEST(Sources, GzipAndZstdAreDetectedByContentNotName) {
+  const std::string text = native_lines(1000);
+  const mfu::Run g = ingest_text(gzip(text), "no_extension");
+  EXPECT_EQ(g.iterations.size(), 1000u);
+  EXPECT_FALSE(g.truncated);
+  const mfu::Run z = ingest_text(zstd(text), "plain.log");
+  EXPECT_EQ(z.iterations.size(), 1000u);
+}
+
+TEST(Sources, ConcatenatedGzipMembersAreRead) {
+  const std::string a = gzip(native_lines(3));
+  const std::string b = gzip("{\"step\":4,\"time_s\":0.5}\n");
+  EXPECT_EQ(ingest_text(a + b, "cat.gz").iterations.size(), 4u);
+}
+
+TEST(Sources, TruncatedCompressedStreamsGiveAPartialRunThatSaysSo) {
+  const std::string text = native_lines(20000);
+  for (const std::string& packed : {gzip(text), zstd(text)}) {
+    const mfu::Run r = ingest_text(packed.substr(0, packed.size() / 2), "cut");
+    EXPECT_TRUE(r.truncated);
+    EXPECT_GT(r.iterations.size(), 100u);
+    EXPECT_LT(r.iterations.size(), 20000u);
+    bool said = false;
+    for (const auto& d : r.diagnostics) said = said || d.message.find("cut off") != std::string::npos;
+    EXPECT_TRUE(said);
+  }
+}
+
+TEST(Sources, CorruptGzipIsAnErrorNamingTheFile) {
+  std::string packed = gzip(native_lines(100));
+  for (std::size_t i = 20; i < packed.size() - 8; i += 7) packed[i] = static_cast<char>(packed[i] ^ 0x5a);
+  EXPECT_THROW((void)ingest_text(packed, "bad.gz"), Error);
+}
+
+TEST(LineReader, OversizedLinesAreSkippedWithoutHoldingThem) {
+  std::string text = "{\"step\":1,\"time_s\":0.5}\n" + std::string(3u << 20, 'x') + "\n{\"step\":2,\"time_s\":0.5}\n";
+  auto src = detail::memory_source(text);
+  detail::LineReader reader(*src, 1u << 20);
+  std::string_view line;
+  std::vector<std::string> lines;
+  while (reader.next(line)) lines.emplace_back(line);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(reader.oversized_lines(), 1u);
+  EXPECT_EQ(reader.first_oversized_line(), 2u);
+  EXPECT_EQ(reader.line_number(), 3u);
+}
+
+TEST(LineReader, CarriageReturnsSplitSegmentsWithTheSameLineNumber) {
+  auto src = detail::memory_source("a\r\nb\rc\r\nd");
+  detail::LineReader reader(*src);
+  std::string_view line;
+  std::vector<std::pair<std::string, std::uint64_t>> got;
+  while (reader.next(line)) got.emplace_back(std::string(line), reader.line_number());
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0], (std::pair<std::string, std::uint64_t>{"a", 1}));
+  EXPECT_EQ(got[1], (std::pair<std::string, std::uint64_t>{"b", 2}));
+  EXPECT_EQ(got[2], (std::pair<std::string, std::uint64_t>{"c", 2}));
+  EXPECT_EQ(got[3], (std::pair<std::string, std::uint64_t>{"d", 3}));
+  EXPECT_TRUE(reader.unterminated_last_line());
+}
+
+TEST(Inputs, ADirectoryOfPerRankLogsIsMergedByStep) {
+  const auto dir = std::filesystem::temp_directory_path() / "mfu-test-ranks";
+  std::filesystem::remove_all(dir);
+  std::string r0, r1;
+  for (int i = 1; i <= 5; ++i) {
+    r0 += "{\"step\":" + std::to_string(i) + ",\"time_s\":0.50}\n";
+    r1 += "{\"step\":" + std::to_string(i) + ",\"time_s\":0.55}\n";
+  }
+  test::write_file(dir / "rank1.jsonl", r1);
+  test::write_file(dir / "rank0.jsonl", r0);
+  const mfu::Run r = ingest({dir.string()});
+  ASSERT_EQ(r.iterations.size(), 5u);
+  EXPECT_DOUBLE_EQ(r.iterations[2].time_s, 0.55);  // the slowest rank sets the pace
+  EXPECT_EQ(r.inputs.size(), 2u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Inputs, PiecesOfARestartedJobAreOrderedByContentNotName) {
+  const auto dir = std::filesystem::temp_directory_path() / "mfu-test-pieces";
+  std::filesystem::remove_all(dir);
+  test::write_file(dir / "a_second.jsonl", "{\"step\":6,\"time_s\":0.5,\"timestamp\":2000}\n{\"step\":7,\"time_s\":0.5,\"timestamp\":2000.5}\n");
+  test::write_file(dir / "b_first.jsonl", "{\"step\":1,\"time_s\":0.5,\"timestamp\":1000}\n{\"step\":2,\"time_s\":0.5,\"timestamp\":1000.5}\n");
+  const mfu::Run r = ingest({dir.string()});
+  ASSERT_EQ(r.iterations.size(), 4u);
+  EXPECT_EQ(r.iterations[0].step, 1);
+  EXPECT_EQ(r.iterations[3].step, 7);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Inputs, MissingFileIsAnErrorNamingIt) {
+  try {
+    (void)ingest({"/nonexistent/run.log"});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/run.log"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace mfu
