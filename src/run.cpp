@@ -16,6 +16,8 @@ const char* to_string(Phase p) {
     case Phase::kData: return "data";
     case Phase::kGenerate: return "generate";
     case Phase::kOther: return "other";
+    case Phase::kCompute: return "compute";
+    case Phase::kIdle: return "idle";
   }
   return "?";
 }
@@ -30,6 +32,8 @@ const char* phase_key(Phase p) {
     case Phase::kData: return "data_s";
     case Phase::kGenerate: return "generate_s";
     case Phase::kOther: return "other_s";
+    case Phase::kCompute: return "compute_s";
+    case Phase::kIdle: return "idle_s";
   }
   return "?";
 }
@@ -133,7 +137,8 @@ struct IterationTable::Impl {
   Column<float> reported_mfu{kNaNf};
   std::array<Column<float>, kPhaseCount> phase{Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
                                                Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
-                                               Column<float>{kNaNf}, Column<float>{kNaNf}};
+                                               Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
+                                               Column<float>{kNaNf}};
 
   /// Writes v at i, except that a column no record has used yet stays unallocated.
   template <class T, class V>

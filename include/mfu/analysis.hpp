@@ -23,6 +23,7 @@
 #include "mfu/gpu.hpp"
 #include "mfu/model.hpp"
 #include "mfu/run.hpp"
+#include "mfu/trace.hpp"
 
 namespace mfu {
 
@@ -171,6 +172,10 @@ struct Analysis {
   std::optional<double> total_energy_kwh;
   std::size_t restarts = 0;
   std::int64_t steps_lost = 0;
+  /// Per-rank device detail when the run comes from profiler traces.
+  std::shared_ptr<const TraceSummary> trace;
+  /// Executed FLOPs the profiler counted (with_flops=True), all GPUs, when present.
+  std::optional<double> trace_executed_flops;
 
   [[nodiscard]] const Bucket* bucket(const std::string& name) const;
 

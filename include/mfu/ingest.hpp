@@ -23,6 +23,8 @@ struct IngestOptions {
   bool strict = false;            ///< a malformed record line is an error, not a warning
   std::size_t max_diagnostics = 20;
   unsigned threads = 0;           ///< 0 = hardware concurrency (at most 2 used per file here)
+  /// Extra name patterns (case-insensitive substrings) of communication kernels in traces.
+  std::vector<std::string> comm_kernel_patterns;
   /// Called with progress messages ("reading x.log (megatron)") when set.
   std::function<void(const std::string&)> on_progress;
 };

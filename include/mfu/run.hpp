@@ -16,6 +16,8 @@
 
 namespace mfu {
 
+struct TraceSummary;
+
 inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 [[nodiscard]] inline bool known(double v) { return !std::isnan(v); }
 
@@ -29,8 +31,10 @@ enum class Phase : std::uint8_t {
   kData,             ///< waiting for the next batch
   kGenerate,         ///< RLHF rollout generation (DeepSpeed-Chat)
   kOther,            ///< timed but none of the above
+  kCompute,          ///< measured busy compute time, exclusive (profiler traces)
+  kIdle,             ///< measured idle device time (profiler traces)
 };
-inline constexpr std::size_t kPhaseCount = 8;
+inline constexpr std::size_t kPhaseCount = 10;
 [[nodiscard]] const char* to_string(Phase p);
 /// Key used in the native format: "forward_s", "comm_s", ...
 [[nodiscard]] const char* phase_key(Phase p);
@@ -51,8 +55,8 @@ struct Iteration {
   double model_flops = kUnknown;        ///< model FLOPs per iteration, all GPUs, as the log says
   double reported_flops_per_gpu = kUnknown;  ///< the framework's achieved FLOP/s per GPU
   double reported_mfu = kUnknown;       ///< the framework's printed MFU, 0..1
-  std::array<double, kPhaseCount> phase{kUnknown, kUnknown, kUnknown, kUnknown,
-                                        kUnknown, kUnknown, kUnknown, kUnknown};
+  std::array<double, kPhaseCount> phase{kUnknown, kUnknown, kUnknown, kUnknown, kUnknown,
+                                        kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
 
   [[nodiscard]] double& at(Phase p) { return phase[static_cast<std::size_t>(p)]; }
   [[nodiscard]] double at(Phase p) const { return phase[static_cast<std::size_t>(p)]; }
@@ -162,6 +166,8 @@ struct Run {
   std::vector<std::string> fields;  ///< names of the per-iteration fields recovered
   std::vector<std::int32_t> ranks;  ///< ranks whose lines were seen
   bool truncated = false;           ///< the input ended early (killed job, cut stream)
+  /// Per-rank device-level detail when the run comes from profiler traces.
+  std::shared_ptr<const TraceSummary> trace;
 };
 
 }  // namespace mfu

@@ -168,10 +168,18 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     if (i == 0 || it.step < T[i - 1].step) flag[i] |= kSegStart;
   }
   if (timed == 0) {
-    throw Error(fmt::format("{} has no timed iterations: mfu cannot compute MFU or a waterfall from it",
-                            run.inputs.empty() ? std::string("the input") : run.inputs.front()),
-                "check the format with 'mfu inspect'; for logs without per-step times pass the total with a "
-                "native log, or give mfu calc the numbers");
+    // Nothing to split: the report says so and gives the wall clock when the log has one.
+    a.unknowns.push_back("per-step timing: the log has no timed iterations, so there is no MFU and no waterfall "
+                         "(check the format with 'mfu inspect')");
+    Waterfall wf;
+    if (known(run.first_timestamp_s) && known(run.last_timestamp_s))
+      wf.add(B::kOther, run.last_timestamp_s - run.first_timestamp_s, BucketSource::kMeasured,
+             "wall clock of the log (no step timing)");
+    a.wall_time_s = wf.total();
+    a.gpu_hours = known(r.gpus) ? a.wall_time_s * r.gpus / 3600.0 : 0;
+    a.buckets = wf.buckets(a.wall_time_s, r.gpus);
+    for (std::size_t i = 0; i < n; ++i) a.iterations_total += T[i].count;
+    return a;
   }
 
   // ---- Restarts: iterations after the restored step were thrown away.
@@ -276,7 +284,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
                double sum = 0, tsum = 0;
                for (std::size_t i = 0; i < n; ++i) {
                  const Iteration it = T[i];
-                 if (!known(it.reported_flops_per_gpu) || std::isnan(time[i])) continue;
+                 if (!known(it.reported_flops_per_gpu) || std::isnan(time[i]) || (flag[i] & (kWarm | kLost))) continue;
                  sum += it.reported_flops_per_gpu * time[i] * count[i];
                  tsum += time[i] * count[i];
                }
@@ -474,12 +482,13 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     const double k = base / std::max(1e-300, c * t);  // timers are per iteration of the whole record
     auto ph = [&](Phase p) { return known(it.at(p)) ? it.at(p) * c * k : 0.0; };
     double comm = ph(Phase::kComm), data = ph(Phase::kData), opt_t = ph(Phase::kOptimizer);
-    double gen = ph(Phase::kGenerate), oth = ph(Phase::kOther);
+    double gen = ph(Phase::kGenerate), oth = ph(Phase::kOther), idle_m = ph(Phase::kIdle);
     const bool has_fwdbwd = known(it.at(Phase::kForward)) || known(it.at(Phase::kBackward));
+    const bool has_compute = known(it.at(Phase::kCompute));
     const bool has_fb = known(it.at(Phase::kForwardBackward));
-    double fwdbwd = ph(Phase::kForward) + ph(Phase::kBackward);
+    double fwdbwd = has_fwdbwd ? ph(Phase::kForward) + ph(Phase::kBackward) : ph(Phase::kCompute);
     double fb = ph(Phase::kForwardBackward);
-    double measured = comm + data + opt_t + gen + oth;
+    double measured = comm + data + opt_t + gen + oth + idle_m;
     if (measured > base) {  // timers add up to more than the step: trust the step time
       const double f = base / measured;
       comm *= f;
@@ -487,8 +496,10 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       opt_t *= f;
       gen *= f;
       oth *= f;
+      idle_m *= f;
       measured = base;
     }
+    wf.add(B::kIdle, idle_m, BucketSource::kMeasured, "idle device time (no kernel running)");
     wf.add(B::kComm, comm, BucketSource::kMeasured, "communication timers");
     wf.add(B::kIo, data, BucketSource::kMeasured, "data-loader timers");
     wf.add(B::kInefficiency, opt_t, BucketSource::kMeasured, "optimizer step (no model FLOPs)");
@@ -497,7 +508,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     double region = base - measured;  // compute and whatever no timer covers
     double compute_span = region;     // what the compute timers say, else the whole region
     bool compute_timed = false;
-    if (has_fwdbwd) {
+    if (has_fwdbwd || has_compute) {
       compute_span = std::min(region, fwdbwd);
       compute_timed = true;
     } else if (has_fb) {
@@ -519,7 +530,12 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     double ideal = (known(fpi) && can_ideal) ? fpi * c * scale / (P * G) : kUnknown;
     if (known(ideal)) {
       if (ideal > compute_span + untimed + 1e-9 * base) {
+        // More model FLOPs than the peak allows in this time: count only what fits, so that the
+        // compute bucket and MFU stay one number (and warn).
         ++capped;
+        const double excess_flops = (ideal - (compute_span + untimed)) * P * G / std::max(scale, 1e-300);
+        flops_kept -= excess_flops;
+        if (!(flag[i] & kWarm)) flops_steady -= excess_flops;
         ideal = compute_span + untimed;
       }
       const double in_compute = std::min(ideal, compute_span);
@@ -633,7 +649,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   if (a.tdp_w && known(G)) a.total_energy_kwh = a.gpu_hours * *a.tdp_w / 1000.0;
   std::vector<const Bucket*> avoidable;
   for (const auto& b : a.buckets)
-    if (b.name != "compute" && b.seconds > 0) avoidable.push_back(&b);
+    if (b.name != "compute" && b.seconds > 1e-6 * a.wall_time_s) avoidable.push_back(&b);
   std::sort(avoidable.begin(), avoidable.end(), [](const Bucket* x, const Bucket* y) { return x->seconds > y->seconds; });
   for (std::size_t i = 0; i < avoidable.size() && a.fixes.size() < 3; ++i) {
     const Bucket* b = avoidable[i];
@@ -661,6 +677,28 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     a.series.push_back(p);
   }
 
+  // Profiler traces: per-rank detail, and HFU from the FLOPs the profiler counted.
+  a.trace = run.trace;
+  if (run.trace) {
+    double flops = 0;
+    std::size_t with = 0;
+    for (const auto& rk : run.trace->ranks)
+      if (rk.has_flops) {
+        flops += rk.flops;
+        ++with;
+      }
+    if (with > 0 && known(G)) {
+      // Ranks without a trace are assumed to do the same work as the mean traced rank.
+      a.trace_executed_flops = flops / static_cast<double>(with) * G;
+      if (known(P) && a.wall_time_s > 0) {
+        a.hfu = *a.trace_executed_flops / (P * G * a.wall_time_s);
+        if (*a.hfu > 1.0 + 1e-9)
+          throw ImpossibleResult(fmt::format("HFU from the profiler's FLOP counts would be {}", format_percent(*a.hfu)),
+                                 "check --gpu/--peak and --gpus");
+      }
+    }
+    for (const auto& msg : run.trace->warnings) a.warnings.push_back(msg);
+  }
   if (run.timing == TimingKind::kSampled)
     a.warnings.push_back("the log times one iteration per line: the iterations between lines are assumed to take as "
                          "long (wall time is estimated)");

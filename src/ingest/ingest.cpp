@@ -13,6 +13,9 @@
 #include "ingest/source.hpp"
 #include "mfu/error.hpp"
 #include "text.hpp"
+#include "mfu/trace.hpp"
+#include "trace/trace_run.hpp"
+#include "trace/trace_timeline.hpp"
 
 namespace mfu {
 namespace fs = std::filesystem;
@@ -107,6 +110,7 @@ Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name, const 
     }
     if (reader.unterminated_last_line()) run.truncated = true;
   }
+  b.finish();
   if (whole->truncated()) {
     run.truncated = true;
     b.warn(0, fmt::format("the {} stream ends before its end marker: the file is cut off, so the last records "
@@ -205,8 +209,24 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
                 "pass the log itself (with its system.json or model_config.yaml next to it)");
   }
   Run out;
+  const bool all_traces = std::all_of(logs.begin(), logs.end(), [](const Run& r) { return r.trace != nullptr; });
   if (logs.size() == 1) {
     out = std::move(logs.front());
+  } else if (all_traces) {
+    // Several ranks' profiler traces: match their collectives and keep the slowest rank per step.
+    std::vector<TraceRankSummary> ranks;
+    for (auto& r : logs) {
+      for (const auto& rs : r.trace->ranks) ranks.push_back(rs);
+      out.inputs.push_back(r.inputs.front());
+      out.meta.fill_from(r.meta);
+      for (auto& d : r.diagnostics)
+        if (d.severity != Diagnostic::Severity::kWarning || d.file.empty()) out.diagnostics.push_back(std::move(d));
+      out.bytes_read += r.bytes_read;
+    }
+    out.format = "kineto";
+    out.meta.erase("rank");
+    detail::fill_run_from_trace(out, std::make_shared<TraceSummary>(detail::combine_ranks(std::move(ranks))));
+    detail::finalize_run(out, TimingKind::kPerIteration);
   } else {
     // Per-rank logs of one run overlap in steps; pieces of a restarted job follow each other.
     bool per_rank = true;

@@ -1,8 +1,15 @@
-// PyTorch profiler / Kineto Chrome-trace JSON: detection here; the streaming reader and the
-// per-device analysis live in src/trace/.
+// PyTorch profiler / Kineto Chrome-trace JSON (torch.profiler export_chrome_trace, HTA inputs):
+//   {"schemaVersion": 1, "deviceProperties": [...], "traceEvents": [{"ph": "X", "cat": "kernel",
+//    "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)", "pid": 0, "tid": 7, "ts": 4458677009853.422,
+//    "dur": 2636.669, "args": {"correlation": 60047, ...}}, ...], "distributedInfo": {...}}
+// The reader and the device accounting live in src/trace/.
+#include <memory>
+
 #include "ingest/parser.hpp"
-#include "mfu/error.hpp"
 #include "text.hpp"
+#include "trace/kineto_reader.hpp"
+#include "trace/trace_run.hpp"
+#include "trace/trace_timeline.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -16,8 +23,13 @@ double sniff(std::string_view head, std::string_view) {
   return s;
 }
 
-void parse(ByteSource&, RunBuilder&) {
-  throw Error("profiler traces are read by the trace analyzer", "run 'mfu analyze TRACE' on it");
+void parse(ByteSource& source, RunBuilder& out) {
+  KernelPatterns patterns = KernelPatterns::defaults();
+  for (const auto& p : out.options.comm_kernel_patterns) patterns.comm.push_back(to_lower(p));
+  RawTrace raw = read_kineto(source, out.label(), patterns);
+  TraceRankSummary rank = summarize_trace(raw);
+  auto summary = std::make_shared<TraceSummary>(combine_ranks({std::move(rank)}));
+  fill_run_from_trace(out.run, std::move(summary));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ class MaxTextParser : public LineParser {
   void line(std::string_view text, std::uint64_t number) override {
     const std::size_t p = text.find("completed step:");
     if (p == std::string_view::npos) {
+      if (!text.empty()) out_.timestamp(find_timestamp(text));
       if (contains(text, "Number of model params=")) {
         if (auto v = number_after(text, "Number of model params=")) {
           std::string_view rest = text.substr(text.find("params=") + 7);

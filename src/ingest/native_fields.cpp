@@ -37,6 +37,8 @@ bool phase_from_name(std::string_view base, Phase& p) {
   else if (base == "data" || base == "dataloader" || base == "io" || base == "data_wait") p = Phase::kData;
   else if (base == "generate" || base == "generation") p = Phase::kGenerate;
   else if (base == "other") p = Phase::kOther;
+  else if (base == "compute") p = Phase::kCompute;
+  else if (base == "idle") p = Phase::kIdle;
   else return false;
   return true;
 }

@@ -41,6 +41,9 @@ class RunBuilder {
   void field(const char* name);
   void saw_rank(std::int32_t rank);
 
+  /// Places year-less timestamps (absl) in the year of the dated ones; call once at the end.
+  void finish();
+
   /// "file:line" for metadata sources and messages.
   [[nodiscard]] std::string where(std::uint64_t line) const;
   [[nodiscard]] const std::string& label() const { return label_; }
@@ -52,6 +55,8 @@ class RunBuilder {
  private:
   void diagnostic(Diagnostic::Severity s, std::uint64_t line, const std::string& message);
   std::string label_;
+  double first_yearless_ = kUnknown;
+  double last_yearless_ = kUnknown;
 };
 
 class LineParser {

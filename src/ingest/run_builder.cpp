@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ingest/parser.hpp"
+#include "ingest/text_scan.hpp"
 #include "mfu/error.hpp"
 
 namespace mfu::detail {
@@ -58,6 +59,11 @@ void RunBuilder::info(std::uint64_t line, const std::string& message) {
 
 void RunBuilder::timestamp(double t) {
   if (!std::isfinite(t)) return;
+  if (t < kYearlessLimit) {
+    if (!known(first_yearless_) || t < first_yearless_) first_yearless_ = t;
+    if (!known(last_yearless_) || t > last_yearless_) last_yearless_ = t;
+    return;
+  }
   if (!known(run.first_timestamp_s) || t < run.first_timestamp_s) run.first_timestamp_s = t;
   if (!known(run.last_timestamp_s) || t > run.last_timestamp_s) run.last_timestamp_s = t;
 }
@@ -70,6 +76,8 @@ void RunBuilder::saw_rank(std::int32_t rank) {
   if (rank < 0) return;
   if (std::find(run.ranks.begin(), run.ranks.end(), rank) == run.ranks.end()) run.ranks.push_back(rank);
 }
+
+void RunBuilder::finish() { resolve_yearless_timestamps(run, first_yearless_, last_yearless_); }
 
 std::string RunBuilder::where(std::uint64_t line) const {
   return line == 0 ? label_ : fmt::format("{}:{}", label_, line);

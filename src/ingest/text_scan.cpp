@@ -1,5 +1,6 @@
 #include "ingest/text_scan.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "text.hpp"
@@ -68,7 +69,7 @@ double find_timestamp(std::string_view line) {
       if (known(tod)) {
         const int month = num(line, start + 1, 2);
         const int day = num(line, start + 3, 2);
-        if (month >= 1 && month <= 12 && day >= 1 && day <= 31) return unix_seconds(2000, month, day, 0, 0, tod);
+        if (month >= 1 && month <= 12 && day >= 1 && day <= 31) return unix_seconds(1970, month, day, 0, 0, tod);
       }
     }
   }
@@ -86,6 +87,37 @@ double find_timestamp(std::string_view line) {
     return unix_seconds(year, month, day, 0, 0, tod);
   }
   return kUnknown;
+}
+
+void resolve_yearless_timestamps(Run& run, double first_yearless, double last_yearless) {
+  if (!known(first_yearless)) return;
+  if (!known(run.first_timestamp_s)) {
+    run.first_timestamp_s = first_yearless;
+    run.last_timestamp_s = last_yearless;
+    return;
+  }
+  // The year of the first dated line: days since 1970 -> civil year (Hinnant's civil_from_days).
+  const long long z0 = static_cast<long long>(std::floor(run.first_timestamp_s / 86400.0)) + 719468;
+  const long long era = (z0 >= 0 ? z0 : z0 - 146096) / 146097;
+  const long long doe = z0 - era * 146097;
+  const long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  long long y = yoe + era * 400;
+  const long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const long long mp = (5 * doy + 2) / 153;
+  const long long m = mp + (mp < 10 ? 3 : -9);
+  if (m <= 2) ++y;
+  const double offset = unix_seconds(static_cast<int>(y), 1, 1, 0, 0, 0);
+  for (std::size_t i = 0; i < run.iterations.size(); ++i) {
+    Iteration it = run.iterations[i];
+    if (known(it.timestamp_s) && it.timestamp_s < kYearlessLimit) {
+      it.timestamp_s += offset;
+      run.iterations.set(i, it);
+    }
+  }
+  for (auto& e : run.events)
+    if (known(e.timestamp_s) && e.timestamp_s < kYearlessLimit) e.timestamp_s += offset;
+  run.first_timestamp_s = std::min(run.first_timestamp_s, first_yearless + offset);
+  run.last_timestamp_s = std::max(run.last_timestamp_s, last_yearless + offset);
 }
 
 std::int32_t find_rank(std::string_view line) {

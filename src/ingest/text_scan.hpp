@@ -17,9 +17,17 @@ namespace mfu::detail {
 
 /// Finds a wall-clock timestamp near the start of `line`: "[2024-03-30 20:02:40]",
 /// "[2026-08-22 15:22:22.123456]", "[2022-10-28 23:48:58,641]", "2026-04-18 22:15:40,200",
-/// or absl's "I0811 21:54:55.531340" (no year: taken as 2000, only differences matter).
-/// Returns NaN when there is none.
+/// or absl's "I0811 21:54:55.531340". Year-less absl times are returned as seconds into 1970
+/// (below kYearlessLimit) and placed in the year of the log's dated lines by
+/// resolve_yearless_timestamps(). Returns NaN when there is none.
 [[nodiscard]] double find_timestamp(std::string_view line);
+
+/// Timestamps below this are year-less (absl/glog "MMDD HH:MM:SS").
+inline constexpr double kYearlessLimit = 4e7;
+
+/// Moves year-less timestamps into the year of the dated ones (or keeps them as they are when
+/// the log has no dated line), so that first/last and gaps are consistent.
+void resolve_yearless_timestamps(Run& run, double first_yearless, double last_yearless);
 
 /// Rank printed as a prefix: "[rank3]:", "[Rank 3]", "rank=3". -1 when none.
 [[nodiscard]] std::int32_t find_rank(std::string_view line);

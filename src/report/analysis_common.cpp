@@ -44,6 +44,39 @@ std::vector<std::string> framework_lines(const Analysis& a) {
   return out;
 }
 
+std::vector<std::string> trace_table(const Analysis& a) {
+  std::vector<std::string> out;
+  if (!a.trace) return out;
+  const TraceSummary& t = *a.trace;
+  out.push_back(fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}", "rank", "steps", "step",
+                            "compute", "comm", "exposed", "idle", "host", "overlap", "wait"));
+  for (const auto& r : t.ranks) {
+    const double n = static_cast<double>(std::max<std::size_t>(1, r.steps.size()));
+    out.push_back(fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
+                              r.rank >= 0 ? std::to_string(r.rank) : std::string("?"), r.steps.size(),
+                              format_duration(r.window_s / n), format_duration(r.compute_s / n),
+                              format_duration(r.comm_s / n), format_duration(r.comm_exposed_s / n),
+                              format_duration(r.idle_s / n), format_duration(r.idle_host_s / n),
+                              r.comm_s > 0 ? format_percent(r.overlap_ratio, 0) : std::string("-"),
+                              t.ranks.size() > 1 ? format_duration(r.wait_s / n) : std::string("-")));
+  }
+  out.push_back("(per step; 'exposed' is communication with no compute running, 'host' the idle time before the CPU "
+                "launched the next kernel, 'overlap' the share of communication hidden under compute, 'wait' the "
+                "exposed collective time spent waiting for slower ranks)");
+  if (t.ranks.size() > 1) {
+    out.push_back(fmt::format("{} collectives matched across ranks, {} seen on one rank only", t.matched_collectives,
+                              t.unmatched_collectives));
+    if (!t.stragglers.empty()) {
+      std::vector<std::string> ids;
+      for (int s : t.stragglers) ids.push_back(std::to_string(s));
+      out.push_back(fmt::format("straggler rank(s) {}: {}", fmt::join(ids, ", "), t.straggler_reason));
+    }
+  }
+  for (const auto& r : t.ranks)
+    if (r.rank < 0) out.push_back(fmt::format("{}: rank unknown (no distributedInfo, no rank in the file name)", r.file));
+  return out;
+}
+
 }  // namespace detail
 
 void render_analysis(const Analysis& a, const Run& run, OutputFormat format, const RenderOptions& o,

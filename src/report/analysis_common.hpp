@@ -18,6 +18,10 @@ namespace mfu::detail {
 /// Plain-text lines describing the framework's own FLOP count versus mfu's.
 [[nodiscard]] std::vector<std::string> framework_lines(const Analysis& a);
 
+/// The per-rank table of a trace analysis as aligned text lines (header first), then overlap,
+/// straggler and collective-matching lines.
+[[nodiscard]] std::vector<std::string> trace_table(const Analysis& a);
+
 void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostream& out);
 void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions& o, std::ostream& out);
 void render_analysis_markdown(const Analysis& a, std::ostream& out);

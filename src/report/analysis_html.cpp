@@ -167,6 +167,11 @@ void render_analysis_html(const Analysis& a, std::ostream& out) {
                          f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points)", f.mfu_gain * 100) : "", esc(f.advice));
     out << "</ol>\n";
   }
+  if (a.trace) {
+    out << "<h2>Per rank</h2>\n<pre>";
+    for (const auto& l : trace_table(a)) out << esc(l) << '\n';
+    out << "</pre>\n";
+  }
   const auto fw = framework_lines(a);
   if (!fw.empty()) {
     out << "<h2>Framework's own count</h2>\n<ul>\n";

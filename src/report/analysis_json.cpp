@@ -84,6 +84,51 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
   for (const auto& u : a.used) j["inputs_used"].push_back({{"name", u.name}, {"value", u.value}, {"source", u.source}});
   j["unknowns"] = a.unknowns;
   j["warnings"] = a.warnings;
+  if (a.trace) {
+    nlohmann::json t;
+    t["ranks"] = nlohmann::json::array();
+    for (const auto& r : a.trace->ranks) {
+      nlohmann::json rj{{"rank", r.rank >= 0 ? nlohmann::json(r.rank) : nlohmann::json(nullptr)},
+                        {"rank_source", r.rank_source},
+                        {"file", r.file},
+                        {"device", r.device_name},
+                        {"world_size", r.world_size},
+                        {"steps", r.steps.size()},
+                        {"kernels", r.kernels},
+                        {"comm_kernels", r.comm_kernels},
+                        {"window_s", r.window_s},
+                        {"compute_s", r.compute_s},
+                        {"comm_s", r.comm_s},
+                        {"comm_exposed_s", r.comm_exposed_s},
+                        {"memory_exposed_s", r.memory_exposed_s},
+                        {"idle_s", r.idle_s},
+                        {"idle_host_s", r.idle_host_s},
+                        {"idle_data_s", r.idle_data_s},
+                        {"overlap_ratio", r.overlap_ratio},
+                        {"collective_wait_s", r.wait_s},
+                        {"collective_transfer_s", r.transfer_s},
+                        {"arrived_last", r.arrived_last},
+                        {"executed_flops", r.has_flops ? nlohmann::json(r.flops) : nlohmann::json(nullptr)}};
+      rj["per_step"] = nlohmann::json::array();
+      for (const auto& st : r.steps)
+        rj["per_step"].push_back({{"step", st.step},
+                                  {"wall_s", st.wall_s},
+                                  {"compute_s", st.compute_s},
+                                  {"comm_s", st.comm_s},
+                                  {"comm_exposed_s", st.comm_exposed_s},
+                                  {"memory_exposed_s", st.memory_exposed_s},
+                                  {"idle_s", st.idle_s},
+                                  {"idle_host_s", st.idle_host_s},
+                                  {"collective_wait_s", st.wait_s}});
+      t["ranks"].push_back(rj);
+    }
+    t["stragglers"] = a.trace->stragglers;
+    t["straggler_reason"] = a.trace->straggler_reason;
+    t["matched_collectives"] = a.trace->matched_collectives;
+    t["unmatched_collectives"] = a.trace->unmatched_collectives;
+    t["executed_flops"] = opt(a.trace_executed_flops);
+    j["trace"] = t;
+  }
   // A sample of steady step times: what `mfu check --baseline` compares against.
   {
     std::vector<double> times;

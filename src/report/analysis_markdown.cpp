@@ -35,6 +35,11 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
   if (a.stalls.count > 0)
     out << fmt::format("\n{} stalled records cost {}{}.\n", a.stalls.count, format_duration(a.stalls.excess_s),
                        a.stalls.period_steps ? fmt::format(", recurring every {} steps", *a.stalls.period_steps) : "");
+  if (a.trace) {
+    out << "\n### Per rank\n\n```\n";
+    for (const auto& l : trace_table(a)) out << l << '\n';
+    out << "```\n";
+  }
   for (const auto& l : framework_lines(a)) out << "\n> " << l << '\n';
   if (!a.unknowns.empty()) {
     out << "\n<details><summary>not known</summary>\n\n";

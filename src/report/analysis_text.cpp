@@ -56,7 +56,7 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
   out << fmt::format("\n{}where the time went{}\n", bold, reset);
   const int bar_width = std::max(10, std::min(40, o.width - 60));
   for (const auto& b : a.buckets) {
-    if (b.seconds <= 0) continue;
+    if (b.seconds <= 1e-6 * a.wall_time_s) continue;
     const int filled = static_cast<int>(b.fraction * bar_width + 0.5);
     std::string bar;
     for (int i = 0; i < bar_width; ++i) bar += i < filled ? "\u2588" : "\u00b7";
@@ -84,6 +84,10 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
                          f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points if removed)", f.mfu_gain * 100) : "",
                          f.advice);
     }
+  }
+  if (a.trace) {
+    out << fmt::format("\n{}per rank{} (device time per rank, from the profiler traces)\n", bold, reset);
+    for (const auto& l : trace_table(a)) out << "  " << l << '\n';
   }
   const auto fw = framework_lines(a);
   if (!fw.empty()) {

@@ -1,0 +1,156 @@
+// Every real log in ../shared/samples: detected as its folder's format, parsed, analyzed, and
+// its buckets add up to its wall time. Runs when the folder exists (it does in CI).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "mfu/analysis.hpp"
+#include "mfu/error.hpp"
+#include "mfu/ingest.hpp"
+#include "test_util.hpp"
+
+namespace mfu {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Files the samples README calls "not logs, kept for context": an author's own report.
+bool not_a_log(const std::string& name) {
+  return name == "PROVENANCE.md" || name == "README.md" || name.find("_report.json") != std::string::npos;
+}
+
+std::set<std::string> expected_formats(const std::string& folder) {
+  static const std::map<std::string, std::set<std::string>> m = {
+      {"megatron", {"megatron", "metadata"}},
+      {"golden_values", {"megatron-golden", "metadata"}},
+      {"torchtitan", {"torchtitan"}},
+      {"hf_trainer", {"hf-trainer", "hf-trainer-state"}},
+      {"deepspeed", {"deepspeed"}},
+      {"nanogpt_llmc", {"nanogpt"}},
+      {"mlperf", {"mlperf", "metadata"}},
+      {"kineto_trace", {"kineto"}},
+      {"other", {"maxtext"}},
+  };
+  auto it = m.find(folder);
+  return it == m.end() ? std::set<std::string>{} : it->second;
+}
+
+std::vector<fs::path> sample_files() {
+  std::vector<fs::path> out;
+  const fs::path root = test::samples_dir();
+  if (root.empty()) return out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_regular_file() && !not_a_log(e.path().filename().string())) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string sniff_format(const fs::path& p) {
+  // Read through ingest's detector on the head of the (decompressed) file.
+  IngestOptions o;
+  try {
+    const mfu::Run r = ingest({p.string()}, o);
+    return r.format;
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("only metadata") != std::string::npos) return "metadata";
+    throw;
+  }
+}
+
+TEST(Samples, FolderIsPresentOrSaysSo) {
+  if (test::samples_dir().empty()) {
+    GTEST_SKIP() << "../shared/samples is not here: the walk over real logs is skipped (it runs in CI)";
+  }
+  EXPECT_GT(sample_files().size(), 20u);
+}
+
+TEST(Samples, EveryLogIsDetectedAsItsFoldersFormatAndParses) {
+  if (test::samples_dir().empty()) GTEST_SKIP() << "../shared/samples is not here";
+  for (const auto& p : sample_files()) {
+    const std::string folder = p.parent_path().filename().string();
+    const auto expected = expected_formats(folder);
+    ASSERT_FALSE(expected.empty()) << "no expected format for folder " << folder << " (" << p << ")";
+    try {
+      const std::string got = sniff_format(p);
+      EXPECT_TRUE(expected.count(got)) << p << ": detected as " << got;
+    } catch (const Error& e) {
+      ADD_FAILURE() << p << ": " << e.located_message();
+    }
+  }
+}
+
+TEST(Samples, EveryLogIsAnalyzedAndItsBucketsAddUpToItsWallTime) {
+  if (test::samples_dir().empty()) GTEST_SKIP() << "../shared/samples is not here";
+  const GpuDatabase db = GpuDatabase::builtin();
+  for (const auto& p : sample_files()) {
+    const std::string name = p.filename().string();
+    if (name.find("_system.json") != std::string::npos || name.find("model_config.yaml") != std::string::npos) continue;
+    SCOPED_TRACE(p.string());
+    try {
+      const mfu::Run run = ingest({p.string()});
+      const Analysis a = analyze(run, AnalyzeOptions{}, db);
+      double sum = 0;
+      for (const auto& b : a.buckets) {
+        EXPECT_GE(b.seconds, 0.0) << b.name;
+        sum += b.seconds;
+      }
+      EXPECT_NEAR(sum, a.wall_time_s, 1e-6 * std::max(1.0, a.wall_time_s));
+      if (a.mfu) {
+        EXPECT_GT(*a.mfu, 0.0);
+        EXPECT_LE(*a.mfu, 1.0);
+      }
+    } catch (const Error& e) {
+      ADD_FAILURE() << p << ": " << e.located_message();
+    }
+  }
+}
+
+/// Where a log prints its own TFLOP/s, mfu recomputes it from the model shape and batch found
+/// in the log (or given as flags) under the framework's convention: within 2%.
+TEST(Samples, FrameworkThroughputIsReproducedWithinTwoPercent) {
+  if (test::samples_dir().empty()) GTEST_SKIP() << "../shared/samples is not here";
+  struct Case {
+    const char* file;
+    AnalyzeOptions opt;
+    const char* convention;
+  };
+  AnalyzeOptions none;
+  AnalyzeOptions mixtral;
+  mixtral.model = ModelCatalog::builtin().get("mixtral-8x7b");
+  mixtral.seq_len = 2048;
+  mixtral.gpus = 16;
+  const std::vector<Case> cases = {
+      {"megatron/starksim_qwen7b_baseline_500.log", none, "megatron-deepspeed"},
+      {"megatron/starksim_qwen7b_static_1200_500.log", none, "megatron-deepspeed"},
+      {"megatron/starksim_dual16_tp4pp1dp4_collect_20260403.log", none, "megatron-deepspeed"},
+      {"megatron/NVIDIA_Megatron-LM_issue756_mixtral8x7b_16xH100_run1_iter10-12.log", mixtral, "megatron-2024"},
+      {"torchtitan/qiu023_phase2_baseline_train.log", none, "palm"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file);
+    const mfu::Run run = ingest({(test::samples_dir() / c.file).string()});
+    const Analysis a = analyze(run, c.opt);
+    ASSERT_TRUE(a.framework_agreement.has_value());
+    EXPECT_EQ(a.framework_convention, c.convention);
+    EXPECT_LT(std::fabs(*a.framework_agreement), 0.02) << *a.framework_agreement;
+  }
+}
+
+TEST(Samples, ImpossiblePrintedMfuIsNotTrusted) {
+  if (test::samples_dir().empty()) GTEST_SKIP() << "../shared/samples is not here";
+  // torchtitan fork printing mfu ~15000% (PROVENANCE: a FLOP-counting bug).
+  const mfu::Run run = ingest({(test::samples_dir() / "torchtitan/qiu023_phase4_kimi_436m_baseline_fsdp_train.log").string()});
+  const Analysis a = analyze(run, AnalyzeOptions{});
+  if (a.mfu) {
+    EXPECT_LE(*a.mfu, 1.0);
+  }
+  bool warned = false;
+  for (const auto& w : a.warnings) warned = warned || w.find("impossible") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace mfu
