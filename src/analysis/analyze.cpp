@@ -169,8 +169,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   }
   if (timed == 0) {
     // Nothing to split: the report says so and gives the wall clock when the log has one.
-    a.unknowns.push_back("per-step timing: the log has no timed iterations, so there is no MFU and no waterfall "
-                         "(check the format with 'mfu inspect')");
+    a.unknowns.insert(a.unknowns.begin(), "per-step timing: the log has no timed iterations, so there is no MFU "
+                                          "and no waterfall (check the format with 'mfu inspect')");
     Waterfall wf;
     if (known(run.first_timestamp_s) && known(run.last_timestamp_s))
       wf.add(B::kOther, run.last_timestamp_s - run.first_timestamp_s, BucketSource::kMeasured,
@@ -317,7 +317,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   std::uint64_t iters_total = 0, iters_steady = 0, iters_warm = 0;
   double warm_time = 0;
   double reported_sum = 0, reported_time = 0, recomputed_sum = 0;
-  std::size_t capped = 0;
+  std::size_t capped = 0, capped_steady = 0, steady_records = 0;
   std::vector<detail::Weighted> mfu_w;
   const double bubble_frac = (known(r.pp) && r.pp > 1 && known(r.micro_batches) && r.micro_batches >= 1)
                                  ? (r.pp - 1.0) / (r.micro_batches + r.pp - 1.0)
@@ -459,6 +459,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       }
     }
     const double base = c * base_t * scale;
+    if (!(flag[i] & kWarm)) ++steady_records;
     if (!(flag[i] & kWarm)) {
       iters_steady += count[i];
       time_steady += S;
@@ -533,6 +534,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
         // More model FLOPs than the peak allows in this time: count only what fits, so that the
         // compute bucket and MFU stay one number (and warn).
         ++capped;
+        if (!(flag[i] & kWarm)) ++capped_steady;
         const double excess_flops = (ideal - (compute_span + untimed)) * P * G / std::max(scale, 1e-300);
         flops_kept -= excess_flops;
         if (!(flag[i] & kWarm)) flops_steady -= excess_flops;
@@ -569,6 +571,17 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     } else {
       place_gap(0, rest, B::kOther, BucketSource::kResidual, "", false);
     }
+  }
+  if (capped_steady > 0 && static_cast<double>(capped_steady) > 0.01 * static_cast<double>(steady_records)) {
+    // Steady steps doing more model FLOPs than the peak allows: the inputs are wrong.
+    std::string inputs;
+    for (const auto& u : a.used) inputs += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
+    throw ImpossibleResult(
+        fmt::format("{} of {} steady records would run above 100% of the peak (MFU above 100% is impossible); "
+                    "inputs: {}",
+                    capped_steady, steady_records, inputs),
+        "check --gpus (all GPUs of the job), the accelerator or --peak (dense, per GPU), and the model or "
+        "--tokens-per-step");
   }
   if (capped > 0)
     a.warnings.push_back(fmt::format("{} records would run above the peak (model FLOPs at peak take longer than the "
