@@ -183,6 +183,10 @@ double parse_quantity(std::string_view text, Quantity kind) {
   if (!family_fits(unit->family, kind)) {
     fail(text, kind, fmt::format("'{}' is {}", suffix, family_example(unit->family)));
   }
+  if (unit->family == UnitFamily::kNone && multiplier != 1.0 &&
+      (kind == Quantity::kDuration || kind == Quantity::kRatio || kind == Quantity::kMoney)) {
+    fail(text, kind, fmt::format("'{}' is a multiplier, not a unit of {}", suffix, describe(kind)));
+  }
   double result = value * multiplier * unit->multiplier;
   if (result < 0) fail(text, kind, "it is negative");
   if (!std::isfinite(result)) fail(text, kind, "it is too large");

@@ -41,7 +41,8 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-/// Runs `mfu ARGS` (already shell-quoted where needed) with a time bound; stdin from /dev/null
+/// Runs `mfu ARGS` (already shell-quoted where needed) in the source directory with a time
+/// bound; stdin from /dev/null
 /// unless `stdin_file` is given. `env` is prepended (e.g. "NO_COLOR=1").
 inline CommandResult run_mfu(const std::string& args, const std::string& env = "",
                              const std::string& stdin_file = "/dev/null", int timeout_s = 120) {
@@ -50,7 +51,7 @@ inline CommandResult run_mfu(const std::string& args, const std::string& env = "
   std::filesystem::create_directories(dir);
   const auto out_path = dir / ("out" + std::to_string(counter));
   const auto err_path = dir / ("err" + std::to_string(counter++));
-  const std::string cmd = "env " + env + " timeout " + std::to_string(timeout_s) + " " + MFU_BINARY_PATH + " " + args +
+  const std::string cmd = "cd " + shell_quote(MFU_SOURCE_DIR) + " && env " + env + " timeout " + std::to_string(timeout_s) + " " + MFU_BINARY_PATH + " " + args +
                           " <" + shell_quote(stdin_file) + " >" + shell_quote(out_path.string()) + " 2>" +
                           shell_quote(err_path.string());
   const int status = std::system(cmd.c_str());

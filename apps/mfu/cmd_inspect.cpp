@@ -14,7 +14,10 @@ namespace mfu::cli {
 void add_ingest_flags(CLI::App* cmd, IngestFlags& f) {
   cmd->add_option("--format", f.format, "Force the input format instead of detecting it (see 'mfu inspect --formats')")
       ->group("Input");
-  cmd->add_flag("--strict", f.strict, "A record line that does not parse is an error, not a warning")->group("Input");
+  cmd->add_flag("--strict", f.strict,
+                "A record line that does not parse is an error, not a warning (mfu check: also fail a regression "
+                "inside the noise)")
+      ->group("Input");
   cmd->add_option("--max-warnings", f.max_warnings, "Most diagnostics kept (default 20)")->group("Input");
 }
 

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   runners["gpus"] = mfu::cli::add_gpus(app, global);
   runners["models"] = mfu::cli::add_models(app, global);
   runners["analyze"] = mfu::cli::add_analyze(app, global);
+  runners["check"] = mfu::cli::add_check(app, global);
   runners["inspect"] = mfu::cli::add_inspect(app, global);
   runners["convert"] = mfu::cli::add_convert(app, global);
 

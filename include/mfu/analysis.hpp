@@ -166,6 +166,9 @@ struct Analysis {
   StallReport stalls;
   std::vector<Fix> fixes;
   std::vector<SeriesPoint> series;  ///< at most ~2000 points
+  /// Steady-state step times (one per record, warm-up and redone work left out; at most 5000,
+  /// evenly sampled): what a baseline comparison tests against.
+  std::vector<double> steady_step_times_s;
   std::vector<std::string> unknowns;  ///< what the log does not say, with the flag that would say it
   std::vector<std::string> warnings;
   std::optional<double> total_cost;

@@ -673,6 +673,15 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   std::sort(a.stalls.worst.begin(), a.stalls.worst.end(), [](const Stall& x, const Stall& y) { return x.excess_s > y.excess_s; });
   if (a.stalls.worst.size() > 10) a.stalls.worst.resize(10);
 
+  // ---- Steady step-time sample.
+  {
+    std::vector<double> steady;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isnan(time[i]) && !(flag[i] & (kWarm | kLost))) steady.push_back(time[i]);
+    const std::size_t stride = std::max<std::size_t>(1, (steady.size() + 4999) / 5000);
+    for (std::size_t i = 0; i < steady.size(); i += stride) a.steady_step_times_s.push_back(steady[i]);
+  }
+
   // ---- Series for charts: at most ~2000 points, keeping each block's slowest record.
   const std::size_t stride = std::max<std::size_t>(1, (n + 1999) / 2000);
   for (std::size_t b0 = 0; b0 < n; b0 += stride) {

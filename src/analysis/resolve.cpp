@@ -17,7 +17,10 @@ std::optional<ModelShape> model_from_meta(const RunMeta& meta) {
   if (!meta.number("layers") || !meta.number("hidden") || !meta.number("heads")) return std::nullopt;
   ModelShape m;
   m.id = "log";
-  m.name = meta.text("model_name").value_or("model from the log");
+  m.name = meta.text("model_name")
+               .value_or(fmt::format("{} layers, hidden {}, {} heads", static_cast<std::int64_t>(*meta.number("layers")),
+                                     static_cast<std::int64_t>(*meta.number("hidden")),
+                                     static_cast<std::int64_t>(*meta.number("heads"))));
   m.source = meta.source("layers");
   m.layers = as_int(meta.number("layers"));
   m.hidden = as_int(meta.number("hidden"));

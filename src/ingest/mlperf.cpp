@@ -186,7 +186,10 @@ double sniff(std::string_view head, std::string_view) {
   std::size_t pos = 0;
   int n = 0;
   while ((pos = head.find(":::MLLOG", pos)) != std::string_view::npos && n < 100) {
-    ++n;
+    // A record line: ":::MLLOG {" followed by its JSON (not a mention in prose).
+    std::size_t j = pos + 8;
+    while (j < head.size() && head[j] == ' ') ++j;
+    if (j < head.size() && head[j] == '{' && head.find("\"key\"", j) < head.find('\n', j)) ++n;
     pos += 8;
   }
   return n * 3.0;

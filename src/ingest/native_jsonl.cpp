@@ -117,7 +117,7 @@ class NativeJsonlParser : public LineParser {
 double sniff(std::string_view head, std::string_view filename) {
   double score = 0;
   std::size_t pos = 0;
-  int lines = 0;
+  int lines = 0, objects = 0;
   while (pos < head.size() && lines < 200) {
     std::size_t nl = head.find('\n', pos);
     if (nl == std::string_view::npos) nl = head.size();
@@ -126,12 +126,15 @@ double sniff(std::string_view head, std::string_view filename) {
     if (l.empty()) continue;
     ++lines;
     if (l.front() != '{') continue;
+    ++objects;
     if (contains(l, "\"type\"") && contains(l, "\"meta\"")) score += 3;
     if (contains(l, "\"step\"") && (contains(l, "\"time_s\"") || contains(l, "\"time_ms\"") ||
                                     contains(l, "\"model_flops\"")))
       score += 1;
   }
   (void)filename;
+  // A native log is JSON Lines: prose with a few JSON examples (a README) is not one.
+  if (objects * 2 < lines) return 0;
   return score;
 }
 

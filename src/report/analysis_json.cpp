@@ -130,19 +130,7 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
     j["trace"] = t;
   }
   // A sample of steady step times: what `mfu check --baseline` compares against.
-  {
-    std::vector<double> times;
-    for (std::size_t i = 0; i < run.iterations.size(); ++i) {
-      const Iteration it = run.iterations[i];
-      if (known(it.time_s) && it.time_s > 0) times.push_back(it.time_s);
-    }
-    const std::size_t skip = std::min<std::size_t>(times.size(), a.warmup_iterations > 0 ? 1 : 0);
-    std::vector<double> sample;
-    const std::size_t m = times.size() - skip;
-    const std::size_t stride = std::max<std::size_t>(1, (m + 4999) / 5000);
-    for (std::size_t i = skip; i < times.size(); i += stride) sample.push_back(times[i]);
-    j["step_time_sample_s"] = sample;
-  }
+  j["step_time_sample_s"] = a.steady_step_times_s;
   if (o.per_iteration) {
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t i = 0; i < run.iterations.size(); ++i) {

@@ -72,8 +72,8 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
     out << '\n';
     for (std::size_t i = 0; i < std::min<std::size_t>(3, a.stalls.worst.size()); ++i) {
       const auto& s = a.stalls.worst[i];
-      out << fmt::format("  step {}: {} (+{}){}\n", s.step, format_duration(s.time_s), format_duration(s.excess_s),
-                         s.cause.empty() ? "" : " at a " + s.cause);
+      const char* at = s.cause == "checkpoint" ? " at a checkpoint" : s.cause == "eval" ? " at an evaluation" : "";
+      out << fmt::format("  step {}: {} (+{}){}\n", s.step, format_duration(s.time_s), format_duration(s.excess_s), at);
     }
   }
   if (!a.fixes.empty()) {

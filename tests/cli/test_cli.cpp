@@ -1,0 +1,182 @@
+// The real binary: exit codes, golden outputs, files it writes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "test_util.hpp"
+
+namespace mfu {
+namespace {
+
+using test::run_mfu;
+
+TEST(Cli, VersionAndHelpExitZero) {
+  EXPECT_EQ(run_mfu("--version").exit_code, 0);
+  const auto h = run_mfu("--help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("Exit codes"), std::string::npos);
+  for (const char* sub : {"calc", "analyze", "check", "whatif", "gpus", "models", "inspect", "convert"}) {
+    const auto r = run_mfu(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    EXPECT_NE(r.out.find("Example"), std::string::npos) << sub << " help has no examples";
+  }
+}
+
+TEST(Cli, BadUsageExitsTwoWithAMessage) {
+  EXPECT_EQ(run_mfu("").exit_code, 2);
+  const auto r = run_mfu("calc --no-such-flag");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("mfu: error:"), std::string::npos);
+  EXPECT_EQ(run_mfu("frobnicate").exit_code, 2);
+  EXPECT_EQ(run_mfu("calc --step-time 35T --flops 35T --gpus 16 --peak 19.5T").exit_code, 2);  // wrong kind
+}
+
+TEST(Cli, CalcClassicExampleGolden) {
+  const auto r = run_mfu("calc --flops 35T --step-time 330ms --gpus 16 --peak 19.5T");
+  EXPECT_EQ(r.exit_code, 0);
+  test::expect_golden("calc_classic.txt", r.out);
+  const auto cut = run_mfu("calc --flops 35T --step-time 290ms --gpus 16 --peak 19.5T --output json");
+  EXPECT_EQ(cut.exit_code, 0);
+  EXPECT_NE(cut.out.find("\"mfu\": 0.3868"), std::string::npos) << cut.out;
+}
+
+TEST(Cli, CalcRefusesTheImpossibleWithAHint) {
+  const auto r = run_mfu("calc --flops 350T --step-time 330ms --gpus 16 --peak 19.5T");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("impossible"), std::string::npos);
+  EXPECT_NE(r.err.find("hint:"), std::string::npos);
+}
+
+TEST(Cli, CalcPalmJsonGolden) {
+  const auto r = run_mfu(
+      "calc --params 540.35B --layers 118 --heads 48 --head-dim 256 --hidden 18432 --seq-len 2048 --gpu tpu-v4 "
+      "--gpus 6144 --tokens-per-sec 238.3k --output json");
+  EXPECT_EQ(r.exit_code, 0);
+  test::expect_golden("calc_palm.json", r.out);
+}
+
+TEST(Cli, CalcTrainingBudgetAndCost) {
+  const auto r = run_mfu(
+      "calc --model llama3-8b --gpu h100 --gpus 64 --tokens-per-sec 1M --train-tokens 15T --price-per-gpu-hour 2.5 "
+      "--output json");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* key : {"\"train_time_s\"", "\"gpu_hours\"", "\"cost\"", "\"energy_kwh\"", "\"schema_version\""})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
+}
+
+TEST(Cli, GpusListAndLookupGolden) {
+  const auto list = run_mfu("gpus");
+  EXPECT_EQ(list.exit_code, 0);
+  test::expect_golden("gpus.txt", list.out);
+  const auto one = run_mfu("gpus 'NVIDIA H100 80GB HBM3' --output json");
+  EXPECT_EQ(one.exit_code, 0);
+  test::expect_golden("gpus_h100.json", one.out);
+  const auto bad = run_mfu("gpus h300");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("closest"), std::string::npos);
+}
+
+TEST(Cli, ModelsGolden) {
+  const auto r = run_mfu("models");
+  EXPECT_EQ(r.exit_code, 0);
+  test::expect_golden("models.txt", r.out);
+}
+
+TEST(Cli, AnalyzeTheBundledExampleInEveryFormat) {
+  const std::string log = "examples/megatron-deepspeed_gpt3-125m_8gpu.log --gpu a100-sxm4-40gb";
+  const auto text = run_mfu("analyze " + log, "NO_COLOR=1");
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos);  // no colour off a terminal
+  test::expect_golden("analyze_example.txt", text.out);
+  for (const char* fmt : {"json", "markdown", "csv", "html"}) {
+    const auto r = run_mfu("analyze " + log + " --output " + fmt);
+    EXPECT_EQ(r.exit_code, 0) << fmt << ": " << r.err;
+    EXPECT_FALSE(r.out.empty()) << fmt;
+  }
+  const auto coloured = run_mfu("--color always analyze " + log);
+  EXPECT_NE(coloured.out.find('\x1b'), std::string::npos);
+}
+
+TEST(Cli, HtmlReportIsSelfContained) {
+  const auto r = run_mfu("analyze examples/megatron-deepspeed_gpt3-125m_8gpu.log --gpu a100 --output html");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.find("<script"), std::string::npos);
+  EXPECT_EQ(r.out.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(r.out.find("href=\"http"), std::string::npos);
+  EXPECT_NE(r.out.find("<svg id=\"steptime\""), std::string::npos);
+  EXPECT_NE(r.out.find("<svg id=\"waterfall\""), std::string::npos);
+  EXPECT_NE(r.out.find("<path d=\"M"), std::string::npos);  // the chart has a line
+}
+
+TEST(Cli, UnreadableAndUnknownInputsExitTwo) {
+  const auto missing = run_mfu("analyze /nonexistent/run.log");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/run.log"), std::string::npos);
+  const auto unknown = run_mfu("analyze README.md");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("formats tried"), std::string::npos);
+}
+
+TEST(Cli, StdinIsReadWithDash) {
+  const auto r = run_mfu("inspect -", "", (test::source_dir() / "tests/data/nanogpt_mfu.log").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("format      nanogpt"), std::string::npos);
+}
+
+TEST(Cli, OutputFileIsWrittenAtomicallyAndKeptOnFailure) {
+  const auto dir = std::filesystem::temp_directory_path() / ("mfu-cli-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "report.json").string();
+  EXPECT_EQ(run_mfu("analyze examples/native_run.jsonl --output json -o " + out).exit_code, 0);
+  const std::string first = test::read_file(out);
+  EXPECT_NE(first.find("\"schema_version\""), std::string::npos);
+  EXPECT_EQ(run_mfu("analyze /nonexistent.log --output json -o " + out).exit_code, 2);
+  EXPECT_EQ(test::read_file(out), first);  // the previous report is intact
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".mfu-tmp"), std::string::npos) << "temporary left behind";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, CheckExitCodesJunitAndGithubOutputs) {
+  const auto dir = std::filesystem::temp_directory_path() / ("mfu-check-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string log = "examples/native_run.jsonl";
+  EXPECT_EQ(run_mfu("check " + log + " --min-mfu 30%").exit_code, 0);
+  const std::string junit = (dir / "junit.xml").string();
+  const std::string summary = (dir / "summary.md").string();
+  const auto fail = run_mfu("check " + log + " --min-mfu 60% --junit " + junit,
+                            "GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=" + summary);
+  EXPECT_EQ(fail.exit_code, 1);
+  EXPECT_NE(fail.out.find("::error title=mfu check min-mfu::"), std::string::npos);
+  EXPECT_NE(test::read_file(junit).find("<failure"), std::string::npos);
+  EXPECT_NE(test::read_file(summary).find("## mfu check: **failed**"), std::string::npos);
+  EXPECT_EQ(run_mfu("check /nonexistent.log --min-mfu 30%").exit_code, 2);
+  EXPECT_EQ(run_mfu("check " + log + " --max-bucket comm").exit_code, 2);  // NAME=LIMIT needed
+  // A baseline saved by analyze, and the settings file.
+  const std::string base = (dir / "base.json").string();
+  EXPECT_EQ(run_mfu("analyze " + log + " --output json -o " + base).exit_code, 0);
+  EXPECT_EQ(run_mfu("check " + log + " --baseline " + base).exit_code, 0);
+  test::write_file(dir / "mfu.toml", "[check]\nmin-mfu = \"99%\"  # too high\n");
+  EXPECT_EQ(run_mfu("check " + log + " --config " + (dir / "mfu.toml").string()).exit_code, 1);
+  EXPECT_EQ(run_mfu("check " + log + " --config " + (dir / "mfu.toml").string() + " --min-mfu 10%").exit_code, 0);
+  test::write_file(dir / "bad.toml", "min-mfu 40%\n");
+  const auto bad = run_mfu("check " + log + " --config " + (dir / "bad.toml").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.toml:1"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, ConvertRoundTrips) {
+  const auto dir = std::filesystem::temp_directory_path() / ("mfu-conv-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "run.jsonl").string();
+  EXPECT_EQ(run_mfu("convert tests/data/megatron_megads_excerpt.log -o " + out).exit_code, 0);
+  const auto a = run_mfu("inspect --output json tests/data/megatron_megads_excerpt.log");
+  const auto b = run_mfu("inspect --output json " + out);
+  EXPECT_NE(b.out.find("\"records\": 10"), std::string::npos) << b.out;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mfu
