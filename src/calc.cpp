@@ -150,7 +150,7 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
       s.give("fpt", fpt->model, fmt::format("{} ({} convention)", m.name.empty() ? m.id : m.name,
                                             to_string(in.convention)));
       out.model_flops_per_token = fpt->model;
-      if (in.recompute != Recompute::kUnknown) out.hardware_flops_per_token = fpt->hardware;
+      if (in.recompute != Recompute::kUnspecified) out.hardware_flops_per_token = fpt->hardware;
     }
     if (in.batch) {
       if (m.seq_len <= 0)
@@ -238,7 +238,7 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
         "check the units: --flops is model FLOPs per step for all GPUs together, --peak is the "
         "dense peak of one GPU (not the sparse or whole-node figure), and --step-time is per step");
   }
-  if (fpt && in.recompute != Recompute::kUnknown && out.mfu) {
+  if (fpt && in.recompute != Recompute::kUnspecified && out.mfu) {
     out.hfu = *out.mfu * fpt->hardware / fpt->model;
     if (*out.hfu > 1.0 + 1e-9)
       throw ImpossibleResult(fmt::format("HFU would be {}, above 100%", format_percent(*out.hfu)),

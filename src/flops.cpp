@@ -39,13 +39,13 @@ Recompute parse_recompute(std::string_view name) {
   if (n == "none" || n == "no" || n == "off" || n == "false") return Recompute::kNone;
   if (n == "selective") return Recompute::kSelective;
   if (n == "full" || n == "uniform" || n == "block" || n == "true") return Recompute::kFull;
-  if (n == "unknown") return Recompute::kUnknown;
+  if (n == "unknown") return Recompute::kUnspecified;
   throw Error(fmt::format("unknown recompute mode '{}'", name), "use none, selective or full");
 }
 
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::kUnknown: return "unknown";
+    case Recompute::kUnspecified: return "unknown";
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
     case Recompute::kFull: return "full";
@@ -220,7 +220,7 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
   }
   out.model = out.weights + out.attention + out.logits;
   switch (r) {
-    case Recompute::kUnknown:
+    case Recompute::kUnspecified:
     case Recompute::kNone:
       out.hardware = out.model;
       break;

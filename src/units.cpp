@@ -248,9 +248,12 @@ std::string with_prefix(double value, std::string_view unit, bool billion_b) {
 std::string format_flops(double flops) { return with_prefix(flops, "FLOP", false); }
 std::string format_flop_rate(double r) { return with_prefix(r, "FLOP/s", false); }
 std::string format_count(double v) { return with_prefix(v, "", true); }
+std::string format_bytes(double bytes) { return with_prefix(bytes, "B", false); }
+std::string format_bandwidth(double bytes_per_s) { return with_prefix(bytes_per_s, "B/s", false); }
 
 std::string format_duration(double s) {
   if (!std::isfinite(s)) return "n/a";
+  if (s == 0) return "0 s";
   const double a = std::fabs(s);
   if (a < 1e-3) return fmt::format("{:.1f} \xc2\xb5s", s * 1e6);
   if (a < 1.0) return fmt::format("{:.{}f} ms", s * 1e3, a < 0.01 ? 2 : (a < 0.1 ? 1 : 0));

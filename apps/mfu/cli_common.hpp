@@ -114,6 +114,7 @@ Runner add_models(CLI::App& app, GlobalOptions& g);
 Runner add_inspect(CLI::App& app, GlobalOptions& g);
 Runner add_analyze(CLI::App& app, GlobalOptions& g);
 Runner add_check(CLI::App& app, GlobalOptions& g);
+Runner add_whatif(CLI::App& app, GlobalOptions& g);
 /// `mfu analyze --follow`: re-reads the log every `interval` seconds until Ctrl-C.
 int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt, const GpuDatabase& db,
                const IngestFlags& ingest, OutputFormat format, const std::string& out_file, double interval,

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   runners["models"] = mfu::cli::add_models(app, global);
   runners["analyze"] = mfu::cli::add_analyze(app, global);
   runners["check"] = mfu::cli::add_check(app, global);
+  runners["whatif"] = mfu::cli::add_whatif(app, global);
   runners["inspect"] = mfu::cli::add_inspect(app, global);
   runners["convert"] = mfu::cli::add_convert(app, global);
 

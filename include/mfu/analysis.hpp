@@ -89,6 +89,7 @@ struct StallReport {
   std::optional<std::int64_t> period_steps;  ///< when they recur every N steps
   std::string period_cause;                  ///< e.g. "save_interval 1000"
   std::vector<Stall> worst;                  ///< up to 10, slowest first
+  std::map<std::string, double> excess_by_bucket;  ///< where the excess went: idle, checkpoint, eval
 };
 
 struct Fix {
@@ -169,6 +170,10 @@ struct Analysis {
   /// Steady-state step times (one per record, warm-up and redone work left out; at most 5000,
   /// evenly sampled): what a baseline comparison tests against.
   std::vector<double> steady_step_times_s;
+  /// The mean steady step split into buckets (seconds per iteration; stall excess left out):
+  /// what mfu whatif scales. Buckets absent are zero.
+  std::map<std::string, double> steady_step_split_s;
+  double steady_step_count = 0;  ///< iterations that split stands for
   std::vector<std::string> unknowns;  ///< what the log does not say, with the flag that would say it
   std::vector<std::string> warnings;
   std::optional<double> total_cost;

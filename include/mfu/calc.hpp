@@ -23,7 +23,7 @@ namespace mfu {
 struct CalcInputs {
   std::optional<ModelShape> model;  ///< preset, config.json or shape flags
   Convention convention = Convention::kPalm;
-  Recompute recompute = Recompute::kUnknown;
+  Recompute recompute = Recompute::kUnspecified;
   std::optional<double> batch;            ///< sequences per step (global)
   std::optional<double> tokens_per_step;  ///< global
   std::optional<double> flops_per_step;   ///< model FLOPs per step, all GPUs together

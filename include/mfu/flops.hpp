@@ -24,8 +24,8 @@ enum class Convention {
   kMaxText,       ///< MaxText calculate_tflops_training_per_device: per-GEMM, causal, router counted
 };
 
-/// Activation recomputation, for HFU. kUnknown means the log did not say (HFU is not reported).
-enum class Recompute { kUnknown, kNone, kSelective, kFull };
+/// Activation recomputation, for HFU. kUnspecified means the log did not say (HFU is not reported).
+enum class Recompute { kUnspecified, kNone, kSelective, kFull };
 
 [[nodiscard]] Convention parse_convention(std::string_view name);
 [[nodiscard]] const char* to_string(Convention c);
@@ -41,7 +41,7 @@ struct FlopsPerToken {
   double logits = 0;     ///< the output-projection part when counted separately (0 when inside 6N)
   std::int64_t seq_len = 0;
   Convention convention = Convention::kPalm;
-  Recompute recompute = Recompute::kUnknown;
+  Recompute recompute = Recompute::kUnspecified;
   std::string formula;   ///< the formula used, with the numbers put in, for reports
   std::string note;      ///< e.g. "attention term omitted: no shape"
 };

@@ -12,6 +12,7 @@
 #include "mfu/gpu.hpp"
 #include "mfu/model.hpp"
 #include "mfu/run.hpp"
+#include "mfu/whatif.hpp"
 
 namespace mfu {
 
@@ -37,6 +38,14 @@ void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostrea
 /// (csv, json with per_iteration, html charts use the analysis' series).
 void render_analysis(const Analysis& analysis, const Run& run, OutputFormat format, const RenderOptions& options,
                      std::ostream& out);
+
+/// `mfu whatif RUN`: measured and projected side by side, one line per change.
+void render_projection(const Projection& projection, const std::string& title, OutputFormat format, std::ostream& out);
+/// `mfu whatif --model ...`: the analytical step-time breakdown and its data-parallel scaling.
+void render_estimate(const StepEstimate& estimate, const std::vector<ScalingPoint>& scaling, const std::string& title,
+                     OutputFormat format, std::ostream& out);
+/// `mfu whatif cluster`: both placements of a job trace.
+void render_cluster(const ClusterReport& report, OutputFormat format, std::ostream& out);
 
 /// `mfu inspect`: format, records, fields, metadata with sources, events, diagnostics.
 void render_inspect(const Run& run, OutputFormat format, std::ostream& out);

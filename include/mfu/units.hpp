@@ -55,6 +55,10 @@ enum class Quantity {
 [[nodiscard]] std::string format_duration(double seconds);
 /// `238.3k`, `1.20M`, `8.03B`, `15.0T` (no unit).
 [[nodiscard]] std::string format_count(double value);
+/// `1.2 GB` (decimal prefixes, as NCCL and datasheets quote sizes).
+[[nodiscard]] std::string format_bytes(double bytes);
+/// `450 GB/s`.
+[[nodiscard]] std::string format_bandwidth(double bytes_per_s);
 /// `34.0%` for 0.34.
 [[nodiscard]] std::string format_percent(double ratio, int decimals = 1);
 /// `$1,234.56` style without thousands separators: `$1234.56`.

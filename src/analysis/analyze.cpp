@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -319,6 +320,9 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   double reported_sum = 0, reported_time = 0, recomputed_sum = 0;
   std::size_t capped = 0, capped_steady = 0, steady_records = 0;
   std::vector<detail::Weighted> mfu_w;
+  // The split of steady steps (stall excess left out), for mfu whatif.
+  std::array<double, detail::kBucketCount> step_split{};
+  double step_weight = 0;
   const double bubble_frac = (known(r.pp) && r.pp > 1 && known(r.micro_batches) && r.micro_batches >= 1)
                                  ? (r.pp - 1.0) / (r.micro_batches + r.pp - 1.0)
                                  : 0.0;
@@ -438,17 +442,22 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       if (ev.near(ev.checkpoint_steps, it.step, span)) {
         st.cause = "checkpoint";
         wf.add(B::kCheckpoint, st.excess_s, BucketSource::kInferred, "slow steps at checkpoint saves");
+        a.stalls.excess_by_bucket["checkpoint"] += st.excess_s;
       } else if (ev.near(ev.eval_steps, it.step, span)) {
         st.cause = "eval";
         wf.add(B::kEval, st.excess_s, BucketSource::kInferred, "slow steps at evaluations");
+        a.stalls.excess_by_bucket["eval"] += st.excess_s;
       } else if (a.stalls.period_steps && a.stalls.period_cause.rfind("save_interval", 0) == 0) {
         st.cause = "checkpoint";
         wf.add(B::kCheckpoint, st.excess_s, BucketSource::kInferred, "slow steps at the save interval");
+        a.stalls.excess_by_bucket["checkpoint"] += st.excess_s;
       } else if (a.stalls.period_steps && a.stalls.period_cause.rfind("eval_interval", 0) == 0) {
         st.cause = "eval";
         wf.add(B::kEval, st.excess_s, BucketSource::kInferred, "slow steps at the evaluation interval");
+        a.stalls.excess_by_bucket["eval"] += st.excess_s;
       } else {
         wf.add(B::kIdle, st.excess_s, BucketSource::kInferred, "stalls (steps slower than median + 3 MAD)");
+        a.stalls.excess_by_bucket["idle"] += st.excess_s;
       }
       a.stalls.excess_s += st.excess_s;
       ++a.stalls.count;
@@ -500,12 +509,18 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       idle_m *= f;
       measured = base;
     }
-    wf.add(B::kIdle, idle_m, BucketSource::kMeasured, "idle device time (no kernel running)");
-    wf.add(B::kComm, comm, BucketSource::kMeasured, "communication timers");
-    wf.add(B::kIo, data, BucketSource::kMeasured, "data-loader timers");
-    wf.add(B::kInefficiency, opt_t, BucketSource::kMeasured, "optimizer step (no model FLOPs)");
-    wf.add(B::kOther, gen, BucketSource::kMeasured, "RLHF generation (not training FLOPs)");
-    wf.add(B::kOther, oth, BucketSource::kMeasured, "other timed work");
+    const bool steady_record = !(flag[i] & kWarm);
+    if (steady_record) step_weight += c * scale;
+    auto split_add = [&](B b, double seconds, BucketSource src, const std::string& what) {
+      wf.add(b, seconds, src, what);
+      if (steady_record && seconds > 0 && std::isfinite(seconds)) step_split[static_cast<std::size_t>(b)] += seconds;
+    };
+    split_add(B::kIdle, idle_m, BucketSource::kMeasured, "idle device time (no kernel running)");
+    split_add(B::kComm, comm, BucketSource::kMeasured, "communication timers");
+    split_add(B::kIo, data, BucketSource::kMeasured, "data-loader timers");
+    split_add(B::kInefficiency, opt_t, BucketSource::kMeasured, "optimizer step (no model FLOPs)");
+    split_add(B::kOther, gen, BucketSource::kMeasured, "RLHF generation (not training FLOPs)");
+    split_add(B::kOther, oth, BucketSource::kMeasured, "other timed work");
     double region = base - measured;  // compute and whatever no timer covers
     double compute_span = region;     // what the compute timers say, else the whole region
     bool compute_timed = false;
@@ -526,7 +541,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       const double from_compute = std::min(bubble - from_untimed, compute_span);
       compute_span -= from_compute;
       bubble = from_untimed + from_compute;
-      wf.add(B::kIdle, bubble, BucketSource::kInferred, "pipeline bubble (p-1)/(m+p-1)");
+      split_add(B::kIdle, bubble, BucketSource::kInferred, "pipeline bubble (p-1)/(m+p-1)");
     }
     double ideal = (known(fpi) && can_ideal) ? fpi * c * scale / (P * G) : kUnknown;
     if (known(ideal)) {
@@ -541,22 +556,22 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
         ideal = compute_span + untimed;
       }
       const double in_compute = std::min(ideal, compute_span);
-      wf.add(B::kCompute, ideal, BucketSource::kInferred, "model FLOPs at peak");
+      split_add(B::kCompute, ideal, BucketSource::kInferred, "model FLOPs at peak");
       if (compute_timed) {
-        wf.add(B::kInefficiency, compute_span - in_compute, BucketSource::kMeasured,
+        split_add(B::kInefficiency, compute_span - in_compute, BucketSource::kMeasured,
                "forward/backward time above the ideal");
-        wf.add(B::kOther, untimed - (ideal - in_compute), BucketSource::kResidual, "step time no timer covers");
+        split_add(B::kOther, untimed - (ideal - in_compute), BucketSource::kResidual, "step time no timer covers");
       } else {
-        wf.add(B::kOther, compute_span + untimed - ideal, BucketSource::kResidual,
+        split_add(B::kOther, compute_span + untimed - ideal, BucketSource::kResidual,
                "rest of the step: compute below peak, exposed communication, data waits or idle (no timers in the log)");
       }
     } else {
       // Without FLOPs and peak the compute at peak cannot be separated from the rest.
       if (compute_timed) {
-        wf.add(B::kCompute, compute_span, BucketSource::kMeasured, "forward/backward timers (peak or FLOPs unknown)");
-        wf.add(B::kOther, untimed, BucketSource::kResidual, "step time no timer covers");
+        split_add(B::kCompute, compute_span, BucketSource::kMeasured, "forward/backward timers (peak or FLOPs unknown)");
+        split_add(B::kOther, untimed, BucketSource::kResidual, "step time no timer covers");
       } else {
-        wf.add(B::kOther, compute_span + untimed, BucketSource::kResidual,
+        split_add(B::kOther, compute_span + untimed, BucketSource::kResidual,
                "step time (FLOPs or peak unknown: compute cannot be separated)");
       }
     }
@@ -617,7 +632,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   if (can_ideal && a.achieved_flops_per_s_per_gpu) {
     a.mfu = *a.achieved_flops_per_s_per_gpu / P;
     if (a.achieved_flops_per_s_per_gpu_steady) a.mfu_steady = *a.achieved_flops_per_s_per_gpu_steady / P;
-    if (r.fpt && r.recompute != Recompute::kUnknown && a.flops_source == "model" && flops_hw_kept > 0)
+    if (r.fpt && r.recompute != Recompute::kUnspecified && a.flops_source == "model" && flops_hw_kept > 0)
       a.hfu = flops_hw_kept / (P * G * a.wall_time_s);
   }
   a.mfu_per_iteration = detail::distribution(mfu_w);
@@ -642,6 +657,11 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   }
 
   a.buckets = wf.buckets(a.wall_time_s, G);
+  if (step_weight > 0) {
+    a.steady_step_count = step_weight;
+    for (std::size_t b = 0; b < detail::kBucketCount; ++b)
+      if (step_split[b] > 0) a.steady_step_split_s[kBucketNames[b]] = step_split[b] / step_weight;
+  }
   if (!can_ideal) {
     for (auto& b : a.buckets)
       if (b.name == "compute") b.label = "compute (peak or FLOPs unknown)";

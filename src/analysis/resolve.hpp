@@ -18,7 +18,7 @@ struct Resolved {
   std::optional<ModelShape> model;
   std::optional<FlopsPerToken> fpt;
   Convention convention = Convention::kPalm;
-  Recompute recompute = Recompute::kUnknown;
+  Recompute recompute = Recompute::kUnspecified;
   double seq_len = kUnknown;
   double tokens_default = kUnknown;  ///< per iteration, global
   double flops_default = kUnknown;   ///< per iteration from --flops

@@ -180,3 +180,47 @@ TEST(Cli, ConvertRoundTrips) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+TEST(Cli, WhatifClassicExampleGolden) {
+  // 330 ms (forward 100, backward 150, sync 80) on 16 GPUs of 19.5 TFLOP/s, 35 TFLOP per step:
+  // halving the sync gives 290 ms and MFU 34.0% -> 38.7%.
+  const auto r = test::run_mfu("whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm 0.5x");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("290 ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("38.7%"), std::string::npos) << r.out;
+  test::expect_golden("whatif_classic.txt", r.out);
+  const auto j = test::run_mfu("whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm 0.5x --output json");
+  EXPECT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"mfu\": 0.3868"), std::string::npos) << j.out;
+}
+
+TEST(Cli, WhatifAnalyticalAndCluster) {
+  const auto e = test::run_mfu(
+      "whatif --model llama3-70b --gpu h100 --gpus 1024 --tp 8 --pp 8 --micro-batches 32 --global-batch 1024 "
+      "--seq-len 8192 --checkpoint-time 60s --mtbf 24h --output markdown");
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("pipeline bubble"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("Daly"), std::string::npos) << e.out;
+  const auto c = test::run_mfu("whatif cluster --nodes 2 --gpus-per-node 8 --jobs examples/jobs.csv");
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  test::expect_golden("whatif_cluster.txt", c.out);
+}
+
+TEST(Cli, WhatifUsageErrorsExitTwo) {
+  // A layout flag with a log, a bad scale, an unknown accelerator, a missing trace.
+  for (const char* args : {"whatif examples/classic_330ms.jsonl --run-peak 19.5T --tp 8",
+                           "whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm fast",
+                           "whatif examples/classic_330ms.jsonl --run-peak 19.5T --gpu h1000",
+                           "whatif cluster --nodes 2 --jobs /nonexistent/jobs.csv",
+                           "whatif --model llama3-8b --gpu h100 --gpus 7 --tp 2 --global-batch 8 --seq-len 8192"}) {
+    const auto r = test::run_mfu(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.err.find("error"), std::string::npos) << args;
+  }
+}
+
+}  // namespace
+}  // namespace mfu
