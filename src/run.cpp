@@ -76,8 +76,18 @@ class Column {
     if (size_ < n) size_ = n;
   }
   void put(std::size_t i, T v) {
-    ensure(i + 1);
+    if (i >= size_) ensure(i + 1);
     chunks_[i / kChunk][i % kChunk] = v;
+  }
+  /// Appends the first `count` values of `o` after index `at`, freeing o's storage as it goes
+  /// so that appending a large table does not hold both copies at once.
+  void append(Column&& o, std::size_t at, std::size_t count) {
+    if (!o.active()) return;  // all fill values: get() already returns them
+    for (std::size_t i = 0; i < count; ++i) {
+      put(at + i, o.get(i));
+      if ((i + 1) % kChunk == 0) o.chunks_[i / kChunk].reset();
+    }
+    o.clear();
   }
   void resize_down(std::size_t n) {
     if (size_ > n) {
@@ -189,6 +199,26 @@ struct IterationTable::Impl {
     return it;
   }
 
+  void append(Impl&& o) {
+    const std::size_t at = n, m = o.n;
+    step.append(std::move(o.step), at, m);
+    count.append(std::move(o.count), at, m);
+    line.append(std::move(o.line), at, m);
+    rank.append(std::move(o.rank), at, m);
+    file.append(std::move(o.file), at, m);
+    timestamp.append(std::move(o.timestamp), at, m);
+    time.append(std::move(o.time), at, m);
+    tokens.append(std::move(o.tokens), at, m);
+    samples.append(std::move(o.samples), at, m);
+    loss.append(std::move(o.loss), at, m);
+    model_flops.append(std::move(o.model_flops), at, m);
+    reported_flops.append(std::move(o.reported_flops), at, m);
+    reported_mfu.append(std::move(o.reported_mfu), at, m);
+    for (std::size_t p = 0; p < kPhaseCount; ++p) phase[p].append(std::move(o.phase[p]), at, m);
+    n += m;
+    o.n = 0;
+  }
+
   std::size_t bytes() const {
     std::size_t b = step.bytes() + count.bytes() + line.bytes() + rank.bytes() + file.bytes() + timestamp.bytes() +
                     time.bytes() + tokens.bytes() + samples.bytes() + loss.bytes() + model_flops.bytes() +
@@ -197,6 +227,8 @@ struct IterationTable::Impl {
     return b;
   }
 };
+
+std::int64_t IterationTable::step(std::size_t i) const { return impl_->step.get(i); }
 
 IterationTable::IterationTable() : impl_(std::make_unique<Impl>()) {}
 IterationTable::~IterationTable() = default;
@@ -227,6 +259,10 @@ void IterationTable::pop_back() {
 }
 
 std::size_t IterationTable::size() const { return impl_->n; }
+void IterationTable::append(IterationTable&& other) {
+  if (this == &other) return;
+  impl_->append(std::move(*other.impl_));
+}
 void IterationTable::clear() { impl_ = std::make_unique<Impl>(); }
 std::size_t IterationTable::memory_bytes() const { return impl_->bytes(); }
 

@@ -8,4 +8,4 @@ apt-get install -y -qq --no-install-recommends \
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsimdjson-dev zlib1g-dev libzstd-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   clang libclang-rt-14-dev \
-  python3 gzip zstd jq chromium >/dev/null
+  python3 gzip zstd jq time chromium >/dev/null

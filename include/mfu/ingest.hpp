@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <cstdint>
 #include <vector>
 
 #include "mfu/run.hpp"
@@ -22,7 +23,10 @@ struct IngestOptions {
   std::string format;             ///< force a format ("" = detect)
   bool strict = false;            ///< a malformed record line is an error, not a warning
   std::size_t max_diagnostics = 20;
-  unsigned threads = 0;           ///< 0 = hardware concurrency (at most 2 used per file here)
+  unsigned threads = 0;           ///< 0 = hardware concurrency (at most 8)
+  /// A plain file at least this large is parsed in pieces on `threads` threads when its
+  /// format allows (native JSON Lines, Megatron).
+  std::uint64_t parallel_min_bytes = std::uint64_t{32} << 20;
   /// Extra name patterns (case-insensitive substrings) of communication kernels in traces.
   std::vector<std::string> comm_kernel_patterns;
   /// Called with progress messages ("reading x.log (megatron)") when set.

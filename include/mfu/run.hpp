@@ -75,8 +75,12 @@ class IterationTable {
   void push_back(const Iteration& it);
   void set(std::size_t i, const Iteration& it);
   [[nodiscard]] Iteration operator[](std::size_t i) const;
+  /// The step of record i alone (cheaper than the whole record).
+  [[nodiscard]] std::int64_t step(std::size_t i) const;
   [[nodiscard]] Iteration back() const { return (*this)[size() - 1]; }
   void pop_back();
+  /// Moves all records of `other` to the end of this table (`other` is left empty).
+  void append(IterationTable&& other);
   [[nodiscard]] std::size_t size() const;
   [[nodiscard]] bool empty() const { return size() == 0; }
   void clear();

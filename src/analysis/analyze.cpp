@@ -202,8 +202,10 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   std::vector<detail::Weighted> w;
   w.reserve(timed);
   for (std::size_t i = 0; i < n; ++i)
-    if (!std::isnan(time[i]) && !(flag[i] & kLost)) w.push_back({time[i], static_cast<double>(count[i])});
-  const Distribution all_dist = detail::distribution(w);
+    if (!std::isnan(time[i]) && !(flag[i] & kLost))
+      w.push_back({time[i], static_cast<double>(count[i])});
+  const Distribution all_dist = detail::distribution(std::move(w), false);
+  std::vector<detail::Weighted>().swap(w);
   const double med = all_dist.median;
   const double mad = all_dist.mad;
 
@@ -231,9 +233,14 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   // ---- Stalls: steps slower than median + 3 MAD (at least 1% of the median).
   std::vector<detail::Weighted> steady_w;
   for (std::size_t i = 0; i < n; ++i)
-    if (!std::isnan(time[i]) && !(flag[i] & (kLost | kWarm))) steady_w.push_back({time[i], static_cast<double>(count[i])});
-  if (steady_w.empty()) steady_w = w;  // everything is warm-up: use all
-  a.step_time = detail::distribution(steady_w);
+    if (!std::isnan(time[i]) && !(flag[i] & (kLost | kWarm)))
+      steady_w.push_back({time[i], static_cast<double>(count[i])});
+  if (steady_w.empty()) {  // everything is warm-up: use all
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isnan(time[i]) && !(flag[i] & kLost)) steady_w.push_back({time[i], static_cast<double>(count[i])});
+  }
+  a.step_time = detail::distribution(std::move(steady_w));
+  std::vector<detail::Weighted>().swap(steady_w);
   const double steady_med = a.step_time.median;
   a.stalls.threshold_s = steady_med + std::max(3.0 * a.step_time.mad, 0.01 * steady_med);
 
@@ -348,7 +355,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   };
   // Places a gap of `gap` seconds, explained by `evs` where they can.
   auto place_gap = [&](double gap, const std::vector<const Event*>& evs, B fallback, BucketSource fallback_src,
-                       const std::string& fallback_what, bool before_first) {
+                       std::string_view fallback_what, bool before_first) {
     double timed_events = 0;
     for (const Event* e : evs)
       if (known(e->duration_s)) timed_events += e->duration_s;
@@ -375,6 +382,17 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   };
 
   double prev_ts = kUnknown;
+  double carry = 0;  // clock time minus step time since the last placed gap
+  // Resolution of the log's clock: 1 s when every timestamp is a whole second.
+  double ts_res = 0;
+  if (timeline) {
+    bool whole = true;
+    for (std::size_t i = 0; i < n && whole; ++i) {
+      const double ts = T[i].timestamp_s;
+      whole = !known(ts) || ts == std::floor(ts);
+    }
+    ts_res = whole ? 1.0 : 0.0;
+  }
   bool first_record = true;
   for (std::size_t i = 0; i < n; ++i) {
     if (std::isnan(time[i])) continue;
@@ -396,10 +414,28 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
         place_gap(start - prev_ts, evs, B::kRestart, BucketSource::kInferred, "downtime between the last step and the restart",
                   false);
       } else {
-        place_gap(start - prev_ts, evs, B::kIdle, BucketSource::kInferred, "gaps between logged steps", false);
+        // Timestamps printed to the second are off by up to a second each, but their errors
+        // cancel over a run: carry the difference between the clock and the step times, and
+        // call it a gap (or an overrun) only beyond the clock's resolution.
+        carry += start - prev_ts;
+        if (carry > ts_res) {
+          place_gap(carry, evs, B::kIdle, BucketSource::kInferred, "gaps between logged steps", false);
+          carry = 0;
+        } else {
+          place_gap(0, evs, B::kIdle, BucketSource::kInferred, "gaps between logged steps", false);
+          if (carry < -ts_res) {
+            // The records claim more time than the clock allows: trust the clock.
+            const double over = -carry - ts_res;
+            scale = rec_wall > over ? (rec_wall - over) / rec_wall : 0.0;
+            carry = -ts_res;
+          }
+        }
       }
-      const double interval = first_record ? rec_wall : it.timestamp_s - prev_ts;
-      if (interval < rec_wall) scale = interval > 0 ? interval / rec_wall : 0.0;
+      if (first_record || (flag[i] & kSegStart)) {
+        carry = 0;
+        const double interval = first_record ? rec_wall : it.timestamp_s - prev_ts;
+        if (interval < rec_wall) scale = interval > 0 ? interval / rec_wall : 0.0;
+      }
       prev_ts = it.timestamp_s;
     } else {
       place_gap(0, evs, B::kOther, BucketSource::kResidual, "", first_record);
@@ -511,7 +547,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     }
     const bool steady_record = !(flag[i] & kWarm);
     if (steady_record) step_weight += c * scale;
-    auto split_add = [&](B b, double seconds, BucketSource src, const std::string& what) {
+    auto split_add = [&](B b, double seconds, BucketSource src, std::string_view what) {
       wf.add(b, seconds, src, what);
       if (steady_record && seconds > 0 && std::isfinite(seconds)) step_split[static_cast<std::size_t>(b)] += seconds;
     };
@@ -635,7 +671,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     if (r.fpt && r.recompute != Recompute::kUnspecified && a.flops_source == "model" && flops_hw_kept > 0)
       a.hfu = flops_hw_kept / (P * G * a.wall_time_s);
   }
-  a.mfu_per_iteration = detail::distribution(mfu_w);
+  a.mfu_per_iteration = detail::distribution(std::move(mfu_w));
   a.goodput = a.wall_time_s > 0 ? std::optional<double>(productive / a.wall_time_s) : std::nullopt;
 
   // ---- Guards: a number that cannot be true is an error, never a result.

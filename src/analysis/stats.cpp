@@ -4,10 +4,38 @@
 #include <cmath>
 
 namespace mfu::detail {
+namespace {
+
+bool equal_weights(const std::vector<Weighted>& v) {
+  for (const auto& w : v)
+    if (w.weight != v.front().weight) return false;
+  return true;
+}
+
+/// The same quantile as the weighted rule below when every weight is equal, in O(n) with
+/// nth_element: position q*n - 0.5 between order statistics, clamped to the ends.
+double equal_weight_quantile(std::vector<Weighted>& v, double q) {
+  const double n = static_cast<double>(v.size());
+  const double p = q * n - 0.5;
+  auto by_value = [](const Weighted& a, const Weighted& b) { return a.value < b.value; };
+  if (p <= 0) return std::min_element(v.begin(), v.end(), by_value)->value;
+  if (p >= n - 1) return std::max_element(v.begin(), v.end(), by_value)->value;
+  const auto lo = static_cast<std::size_t>(std::floor(p));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end(), by_value);
+  const double a = v[lo].value;
+  const double f = p - static_cast<double>(lo);
+  if (f == 0) return a;
+  const double b = std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end(), by_value)->value;
+  return a + f * (b - a);
+}
+
+}  // namespace
 
 double weighted_quantile(std::vector<Weighted>& v, double q) {
   if (v.empty()) return kUnknown;
-  std::sort(v.begin(), v.end(), [](const Weighted& a, const Weighted& b) { return a.value < b.value; });
+  if (equal_weights(v)) return v.front().weight > 0 ? equal_weight_quantile(v, q) : kUnknown;
+  auto by_value = [](const Weighted& a, const Weighted& b) { return a.value < b.value; };
+  if (!std::is_sorted(v.begin(), v.end(), by_value)) std::sort(v.begin(), v.end(), by_value);
   double total = 0;
   for (const auto& w : v) total += w.weight;
   if (total <= 0) return kUnknown;
@@ -27,7 +55,7 @@ double weighted_quantile(std::vector<Weighted>& v, double q) {
   return v.back().value;
 }
 
-Distribution distribution(std::vector<Weighted> values) {
+Distribution distribution(std::vector<Weighted> values, bool tails) {
   Distribution d;
   values.erase(std::remove_if(values.begin(), values.end(),
                               [](const Weighted& w) { return !std::isfinite(w.value) || w.weight <= 0; }),
@@ -45,12 +73,13 @@ Distribution distribution(std::vector<Weighted> values) {
   d.count = values.size();
   d.mean = sum / wsum;
   d.median = weighted_quantile(values, 0.5);
-  d.p05 = weighted_quantile(values, 0.05);
-  d.p95 = weighted_quantile(values, 0.95);
-  std::vector<Weighted> dev;
-  dev.reserve(values.size());
-  for (const auto& w : values) dev.push_back({std::fabs(w.value - d.median), w.weight});
-  d.mad = weighted_quantile(dev, 0.5);
+  if (tails) {
+    d.p05 = weighted_quantile(values, 0.05);
+    d.p95 = weighted_quantile(values, 0.95);
+  }
+  // The absolute deviations overwrite the values: one buffer for both.
+  for (auto& w : values) w.value = std::fabs(w.value - d.median);
+  d.mad = weighted_quantile(values, 0.5);
   return d;
 }
 

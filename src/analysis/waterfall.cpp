@@ -23,15 +23,19 @@ const char* bucket_label(const std::string& name) {
   return "?";
 }
 
-void Waterfall::add(B b, double seconds, BucketSource src, const std::string& what) {
+void Waterfall::add(B b, double seconds, BucketSource src, std::string_view what) {
   if (!(seconds > 0) || !std::isfinite(seconds)) return;
   const auto i = static_cast<std::size_t>(b);
   seconds_[i] += seconds;
-  auto [it, fresh] = parts_[i].try_emplace(what, 0.0, src);
-  auto& part = it->second;
-  part.first += seconds;
+  auto& parts = parts_[i];
+  auto it = std::find_if(parts.begin(), parts.end(), [&](const Part& p) { return p.what == what; });
+  if (it == parts.end()) {
+    parts.push_back(Part{std::string(what), seconds, src});
+    return;
+  }
+  it->seconds += seconds;
   // A part measured anywhere stays measured; inferred beats residual.
-  if (!fresh && static_cast<int>(src) < static_cast<int>(part.second)) part.second = src;
+  if (static_cast<int>(src) < static_cast<int>(it->source)) it->source = src;
 }
 
 double Waterfall::total() const {
@@ -52,12 +56,12 @@ std::vector<Bucket> Waterfall::buckets(double wall, double gpus) const {
     // The bucket is as known as its largest part.
     double biggest = -1;
     std::vector<std::pair<double, std::string>> items;
-    for (const auto& [what, p] : parts_[i]) {
-      if (p.first > biggest) {
-        biggest = p.first;
-        b.source = p.second;
+    for (const auto& p : parts_[i]) {
+      if (p.seconds > biggest) {
+        biggest = p.seconds;
+        b.source = p.source;
       }
-      items.emplace_back(p.first, fmt::format("{} {} ({})", what, format_duration(p.first), to_string(p.second)));
+      items.emplace_back(p.seconds, fmt::format("{} {} ({})", p.what, format_duration(p.seconds), to_string(p.source)));
     }
     std::sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     std::string detail;

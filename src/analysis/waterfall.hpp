@@ -2,8 +2,9 @@
 // Accumulates wall time into the named buckets, each with how it is known.
 
 #include <array>
-#include <map>
+#include <vector>
 #include <string>
+#include <string_view>
 
 #include "mfu/analysis.hpp"
 
@@ -15,7 +16,7 @@ inline constexpr std::size_t kBucketCount = 10;
 class Waterfall {
  public:
   /// Adds `seconds` to bucket `b`, known as `src`; `what` names the part for the detail line.
-  void add(B b, double seconds, BucketSource src, const std::string& what);
+  void add(B b, double seconds, BucketSource src, std::string_view what);
   [[nodiscard]] double seconds(B b) const { return seconds_[static_cast<std::size_t>(b)]; }
   [[nodiscard]] double total() const;
   /// Finished buckets with labels, fractions of `wall`, and details.
@@ -23,7 +24,13 @@ class Waterfall {
 
  private:
   std::array<double, kBucketCount> seconds_{};
-  std::array<std::map<std::string, std::pair<double, BucketSource>>, kBucketCount> parts_;
+    struct Part {
+    std::string what;
+    double seconds = 0;
+    BucketSource source = BucketSource::kNone;
+  };
+  // A bucket has a handful of parts: a linear search beats a map on every record.
+  std::array<std::vector<Part>, kBucketCount> parts_;
 };
 
 [[nodiscard]] const char* bucket_label(const std::string& name);

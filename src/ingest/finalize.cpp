@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "ingest/parser.hpp"
@@ -42,17 +43,23 @@ void finalize_run(Run& run, TimingKind timing) {
     return;
   }
 
-  // 1. Merge consecutive records of the same step (every rank printing the same line).
-  IterationTable merged;
+  // 1. Merge consecutive records of the same step (every rank printing the same line). The
+  //    table is rebuilt only when there is something to merge.
+  auto mergeable = [](const Iteration& cur, const Iteration& next) {
+    const bool same_rank_group = next.rank != cur.rank && next.rank >= 0 && cur.rank >= 0;
+    const bool close_in_time = !known(next.timestamp_s) || !known(cur.timestamp_s) ||
+                               std::fabs(next.timestamp_s - cur.timestamp_s) < 30.0;
+    return next.step == cur.step && next.step >= 0 && (same_rank_group || close_in_time);
+  };
+  bool any_repeat = false;
+  for (std::size_t i = 1; i < n_in && !any_repeat; ++i) any_repeat = t.step(i) == t.step(i - 1);
   std::size_t duplicates = 0;
-  {
+  if (any_repeat) {
+    IterationTable merged;
     Iteration cur = t[0];
     for (std::size_t i = 1; i < n_in; ++i) {
       Iteration next = t[i];
-      const bool same_rank_group = next.rank != cur.rank && next.rank >= 0 && cur.rank >= 0;
-      const bool close_in_time = !known(next.timestamp_s) || !known(cur.timestamp_s) ||
-                                 std::fabs(next.timestamp_s - cur.timestamp_s) < 30.0;
-      if (next.step == cur.step && next.step >= 0 && (same_rank_group || close_in_time)) {
+      if (mergeable(cur, next)) {
         merge_record(cur, next);
         ++duplicates;
       } else {
@@ -61,6 +68,7 @@ void finalize_run(Run& run, TimingKind timing) {
       }
     }
     merged.push_back(cur);
+    t = std::move(merged);
   }
   if (duplicates > 0) {
     run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, run.inputs.empty() ? "" : run.inputs.front(), 0,
@@ -68,13 +76,12 @@ void finalize_run(Run& run, TimingKind timing) {
                                                      "print each step); the slowest rank's time is kept",
                                                      duplicates)});
   }
-  t = std::move(merged);
   const std::size_t n = t.size();
 
   // 2. Segments: the step counter going back starts a new segment (a restart).
   std::vector<std::size_t> seg_start{0};
   for (std::size_t i = 1; i < n; ++i) {
-    if (t[i].step < t[i - 1].step) seg_start.push_back(i);
+    if (t.step(i) < t.step(i - 1)) seg_start.push_back(i);
   }
 
   // 3. How many iterations each record stands for.
@@ -82,26 +89,30 @@ void finalize_run(Run& run, TimingKind timing) {
   for (std::size_t s = 0; s < seg_start.size(); ++s) {
     const std::size_t b = seg_start[s];
     const std::size_t e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
+    double prev_ts = kUnknown;
     for (std::size_t i = b; i < e; ++i) {
       Iteration it = t[i];
+      const Iteration before = it;
       if (it.count > 1) {
         // The parser knew how many iterations the record stands for (an averaged summary).
       } else if (i == b) {
         std::int64_t gap = 1;
-        if (i + 1 < e) gap = std::max<std::int64_t>(1, t[i + 1].step - it.step);
+        if (i + 1 < e) gap = std::max<std::int64_t>(1, t.step(i + 1) - it.step);
         std::int64_t c = s == 0 ? std::clamp<std::int64_t>(it.step, 1, gap) : gap;
         it.count = static_cast<std::uint32_t>(std::max<std::int64_t>(1, c));
       } else {
-        const std::int64_t d = it.step - t[i - 1].step;
+        const std::int64_t d = it.step - t.step(i - 1);
         it.count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(d, 1, 1 << 30));
       }
       if (it.count > 1) multi = true;
       // Step time from timestamps when the log prints none.
-      if (!known(it.time_s) && i > b && known(it.timestamp_s) && known(t[i - 1].timestamp_s)) {
-        const double dt = it.timestamp_s - t[i - 1].timestamp_s;
+      if (!known(it.time_s) && i > b && known(it.timestamp_s) && known(prev_ts)) {
+        const double dt = it.timestamp_s - prev_ts;
         if (dt > 0) it.time_s = dt / it.count;
       }
-      t.set(i, it);
+      prev_ts = it.timestamp_s;
+      if (it.count != before.count || !(it.time_s == before.time_s || (!known(it.time_s) && !known(before.time_s))))
+        t.set(i, it);
     }
   }
 
@@ -130,27 +141,29 @@ void finalize_run(Run& run, TimingKind timing) {
   } else {
     run.timing = timing;
   }
-  bool any_time = false;
-  for (std::size_t i = 0; i < n && !any_time; ++i) any_time = known(t[i].time_s);
-  if (!any_time) run.timing = TimingKind::kNone;
-
-  // 5. Which fields were recovered.
+  // 5. Which fields were recovered: one pass, stopping once every field has been seen.
+  constexpr std::size_t kScalars = 8;
+  std::array<bool, kScalars + kPhaseCount> seen{};
+  std::size_t missing = seen.size();
+  for (std::size_t i = 0; i < n && missing > 0; ++i) {
+    const Iteration it = t[i];
+    const double scalars[kScalars] = {it.time_s,      it.timestamp_s, it.tokens, it.samples, it.loss, it.model_flops,
+                                      it.reported_flops_per_gpu, it.reported_mfu};
+    for (std::size_t k = 0; k < seen.size(); ++k) {
+      const double v = k < kScalars ? scalars[k] : it.phase[k - kScalars];
+      if (!seen[k] && known(v)) {
+        seen[k] = true;
+        --missing;
+      }
+    }
+  }
+  if (!seen[0]) run.timing = TimingKind::kNone;
+  static constexpr const char* kScalarNames[kScalars] = {"time",  "timestamp",   "tokens",          "samples",
+                                                         "loss",  "model_flops", "reported_tflops", "reported_mfu"};
   std::vector<std::string> fields;
-  auto has = [&](auto get) {
-    for (std::size_t i = 0; i < n; ++i)
-      if (known(get(t[i]))) return true;
-    return false;
-  };
-  if (has([](const Iteration& it) { return it.time_s; })) fields.emplace_back("time");
-  if (has([](const Iteration& it) { return it.timestamp_s; })) fields.emplace_back("timestamp");
-  if (has([](const Iteration& it) { return it.tokens; })) fields.emplace_back("tokens");
-  if (has([](const Iteration& it) { return it.samples; })) fields.emplace_back("samples");
-  if (has([](const Iteration& it) { return it.loss; })) fields.emplace_back("loss");
-  if (has([](const Iteration& it) { return it.model_flops; })) fields.emplace_back("model_flops");
-  if (has([](const Iteration& it) { return it.reported_flops_per_gpu; })) fields.emplace_back("reported_tflops");
-  if (has([](const Iteration& it) { return it.reported_mfu; })) fields.emplace_back("reported_mfu");
-  for (std::size_t p = 0; p < kPhaseCount; ++p) {
-    if (has([p](const Iteration& it) { return it.phase[p]; })) fields.emplace_back(phase_key(static_cast<Phase>(p)));
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    if (!seen[k]) continue;
+    fields.emplace_back(k < kScalars ? kScalarNames[k] : phase_key(static_cast<Phase>(k - kScalars)));
   }
   run.fields = std::move(fields);
 }

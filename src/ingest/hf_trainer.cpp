@@ -212,6 +212,10 @@ double sniff(std::string_view head, std::string_view) {
     const std::size_t open = l.find('{');
     if (open == std::string_view::npos || l.find('}', open) == std::string_view::npos) continue;
     std::string_view d = l.substr(open);
+    // mfu's native lines also carry "loss" and "step"; their unit-suffixed keys tell them apart.
+    if (contains(d, "\"time_s\"") || contains(d, "\"time_ms\"") || contains(d, "\"phases\"") ||
+        contains(d, "\"model_flops\""))
+      continue;
     if ((contains(d, "'loss':") || contains(d, "\"loss\":")) &&
         (contains(d, "learning_rate") || contains(d, "epoch") || contains(d, "step"))) {
       score += 1;

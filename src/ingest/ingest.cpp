@@ -8,6 +8,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "ingest/chunked.hpp"
 #include "ingest/line_reader.hpp"
 #include "ingest/parser.hpp"
 #include "ingest/source.hpp"
@@ -119,6 +120,21 @@ Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name, const 
   }
   detail::finalize_run(run, spec.timing);
   return run;
+}
+
+/// Parses one file, in parallel pieces when it is large, plain and its format allows.
+Run parse_path(const std::string& path, const IngestOptions& opt, unsigned threads) {
+  const std::uint64_t size = threads > 1 ? detail::plain_file_size(path) : 0;
+  if (size > 0 && size >= opt.parallel_min_bytes) {
+    auto src = detail::open_source(path);
+    const std::string head = read_head(*src, kSniffBytes);
+    const FormatSpec& spec = choose_format(head, path, opt.format);
+    if (spec.record_start) {
+      if (opt.on_progress) opt.on_progress(fmt::format("reading {} as {} in {} pieces", path, spec.name, threads));
+      if (auto r = detail::parse_chunked(path, size, spec, opt, threads)) return std::move(*r);
+    }
+  }
+  return parse_input(detail::open_source(path), path, opt);
 }
 
 std::vector<std::string> expand(const std::vector<std::string>& paths, std::vector<Diagnostic>& skipped) {
@@ -320,7 +336,7 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = std::max(1u, std::min<unsigned>(options.threads ? options.threads : hw, 8));
   if (files.size() == 1 || threads == 1) {
-    for (std::size_t i = 0; i < files.size(); ++i) runs[i] = parse_input(detail::open_source(files[i]), files[i], options);
+    for (std::size_t i = 0; i < files.size(); ++i) runs[i] = parse_path(files[i], options, threads);
   } else {
     std::size_t next = 0;
     while (next < files.size()) {

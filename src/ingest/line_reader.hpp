@@ -21,6 +21,8 @@ class LineReader {
 
   /// The next line or segment, without terminators; false at the end of the input.
   bool next(std::string_view& line);
+  /// Numbers the next line `n` (for a reader that starts inside a file).
+  void set_next_line(std::uint64_t n) { line_no_ = n - 1; }
   /// 1-based number of the line last returned.
   [[nodiscard]] std::uint64_t line_number() const { return line_no_; }
   [[nodiscard]] std::uint64_t bytes_read() const { return bytes_; }

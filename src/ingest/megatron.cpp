@@ -289,6 +289,13 @@ double sniff(std::string_view head, std::string_view) {
 
 std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<MegatronParser>(out); }
 
+/// An iteration line closes the timer block before it, and the parser's state (the previous
+/// iteration and consumed samples) is rebuilt by replaying the iteration line before a cut.
+bool record_start(std::string_view line) {
+  MegatronIterationLine l;
+  return parse_megatron_iteration(line, l);
+}
+
 }  // namespace
 
 const FormatSpec& megatron_format() {
@@ -299,7 +306,8 @@ const FormatSpec& megatron_format() {
                                nullptr,
                                nullptr,
                                0,
-                               TimingKind::kAveraged};
+                               TimingKind::kAveraged,
+                               record_start};
   return spec;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <charconv>
 #include <cstring>
 
 #include "ingest/line_reader.hpp"
@@ -46,6 +47,109 @@ std::string as_text(simdjson::dom::element v) {
   }
 }
 
+bool is_text_key(std::string_view key) {
+  return key == "type" || key == "kind" || key == "gpu" || key == "model" || key == "dtype" || key == "recompute" ||
+         key == "convention" || key == "detail" || key == "name" || key == "framework";
+}
+
+/// The fast path for the common line: one flat object of numbers and plain strings, with at
+/// most one nested "phases"/"timers" object. Reads numbers with from_chars and builds no DOM.
+/// Returns false for anything else (escapes, arrays, other nesting, bad syntax): the caller
+/// then discards `rec` and uses simdjson, which gives the same result on what both accept.
+class FlatScanner {
+ public:
+  explicit FlatScanner(std::string_view t) : p_(t.data()), end_(t.data() + t.size()) {}
+
+  bool scan(NativeRecord& rec) {
+    if (!object(rec, false)) return false;
+    ws();
+    return p_ == end_;
+  }
+
+ private:
+  void ws() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\r' || *p_ == '\n')) ++p_;
+  }
+  bool literal(std::string_view word) {
+    if (static_cast<std::size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) return false;
+    p_ += word.size();
+    return true;
+  }
+  bool string(std::string_view& out) {
+    ++p_;  // the opening quote
+    const auto* q = static_cast<const char*>(std::memchr(p_, '"', static_cast<std::size_t>(end_ - p_)));
+    if (!q || std::memchr(p_, '\\', static_cast<std::size_t>(q - p_))) return false;
+    out = std::string_view(p_, static_cast<std::size_t>(q - p_));
+    p_ = q + 1;
+    return true;
+  }
+  bool object(NativeRecord& rec, bool phases) {
+    if (p_ >= end_ || *p_ != '{') return false;
+    ++p_;
+    ws();
+    if (p_ < end_ && *p_ == '}') {
+      ++p_;
+      return true;
+    }
+    while (true) {
+      ws();
+      std::string_view key;
+      if (p_ >= end_ || *p_ != '"' || !string(key)) return false;
+      ws();
+      if (p_ >= end_ || *p_ != ':') return false;
+      ++p_;
+      ws();
+      if (!value(rec, key, phases)) return false;
+      ws();
+      if (p_ >= end_) return false;
+      if (*p_ == ',') {
+        ++p_;
+        continue;
+      }
+      if (*p_ != '}') return false;
+      ++p_;
+      return true;
+    }
+  }
+  void put(NativeRecord& rec, std::string_view key, double v, bool phases) {
+    if (phases) rec.phase(key, v);
+    else rec.number(key, v);
+  }
+  bool value(NativeRecord& rec, std::string_view key, bool phases) {
+    if (p_ >= end_) return false;
+    const char c = *p_;
+    if (c == '"') {
+      std::string_view sv;
+      if (!string(sv)) return false;
+      if (!phases && is_text_key(key)) {
+        rec.text(key, std::string(sv));
+      } else {
+        const auto d = parse_double(sv);
+        put(rec, key, d ? *d : kUnknown, phases);
+      }
+      return true;
+    }
+    if (c == '{') return !phases && (key == "phases" || key == "timers") && object(rec, true);
+    if (c == 't') return literal("true") && (put(rec, key, 1.0, phases), true);
+    if (c == 'f') return literal("false") && (put(rec, key, 0.0, phases), true);
+    if (c == 'n') return literal("null") && (put(rec, key, kUnknown, phases), true);
+    // Python's json.dumps writes NaN and Infinity; they read as unknown, as on the slow path.
+    if (c == 'N') return literal("NaN") && (put(rec, key, kUnknown, phases), true);
+    if (c == 'I') return literal("Infinity") && (put(rec, key, kUnknown, phases), true);
+    if (c == '-' && p_ + 1 < end_ && p_[1] == 'I') return literal("-Infinity") && (put(rec, key, kUnknown, phases), true);
+    if (c != '-' && (c < '0' || c > '9')) return false;
+    double v = 0;
+    const char* q = fast_from_chars(p_, end_, v);
+    if (q == nullptr) return false;
+    p_ = q;
+    put(rec, key, v, phases);
+    return true;
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
 class NativeJsonlParser : public LineParser {
  public:
   explicit NativeJsonlParser(RunBuilder& out) : out_(out) {}
@@ -56,6 +160,13 @@ class NativeJsonlParser : public LineParser {
     if (t.front() != '{') {
       out_.malformed(number, "not a JSON object; native lines start with '{'");
       return;
+    }
+    {
+      NativeRecord rec;
+      if (FlatScanner(t).scan(rec)) {
+        rec.emit(out_, number);
+        return;
+      }
     }
     // The reader guarantees kLinePadding readable bytes after each line (simdjson's padding).
     if (!parse(t.data(), t.size(), number)) {
@@ -98,9 +209,7 @@ class NativeJsonlParser : public LineParser {
       }
       const element_type type = v.type();
       if (type == element_type::OBJECT || type == element_type::ARRAY) continue;  // unknown nested keys
-      if (type == element_type::STRING && (key == "type" || key == "kind" || key == "gpu" || key == "model" ||
-                                           key == "dtype" || key == "recompute" || key == "convention" ||
-                                           key == "detail" || key == "name" || key == "framework")) {
+      if (type == element_type::STRING && is_text_key(key)) {
         rec.text(key, as_text(v));
       } else {
         rec.number(key, as_number(v));
@@ -118,7 +227,7 @@ double sniff(std::string_view head, std::string_view filename) {
   double score = 0;
   std::size_t pos = 0;
   int lines = 0, objects = 0;
-  while (pos < head.size() && lines < 200) {
+  while (pos < head.size() && lines < 5000) {
     std::size_t nl = head.find('\n', pos);
     if (nl == std::string_view::npos) nl = head.size();
     std::string_view l = trim(head.substr(pos, nl - pos));
@@ -127,7 +236,8 @@ double sniff(std::string_view head, std::string_view filename) {
     ++lines;
     if (l.front() != '{') continue;
     ++objects;
-    if (contains(l, "\"type\"") && contains(l, "\"meta\"")) score += 3;
+    // The meta line is mfu's own signature.
+    if (contains(l, "\"type\"") && contains(l, "\"meta\"")) score += 50;
     if (contains(l, "\"step\"") && (contains(l, "\"time_s\"") || contains(l, "\"time_ms\"") ||
                                     contains(l, "\"model_flops\"")))
       score += 1;
@@ -140,11 +250,17 @@ double sniff(std::string_view head, std::string_view filename) {
 
 std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<NativeJsonlParser>(out); }
 
+/// Every native line stands alone.
+bool record_start(std::string_view line) { return !line.empty() && line.front() == '{'; }
+
 }  // namespace
 
 const FormatSpec& native_jsonl_format() {
-  static const FormatSpec spec{"native", "mfu native JSON Lines (meta, step and event lines)", sniff, make, nullptr,
-                               nullptr, 0, TimingKind::kPerIteration};
+  static const FormatSpec spec{"native",  "mfu native JSON Lines (meta, step and event lines)",
+                               sniff,     make,
+                               nullptr,   nullptr,
+                               0,         TimingKind::kPerIteration,
+                               record_start};
   return spec;
 }
 

@@ -80,6 +80,10 @@ struct FormatSpec {
   std::size_t document_limit;
   /// How this format times iterations.
   TimingKind timing;
+  /// For line formats whose records do not depend on far-away lines: true for a line where a
+  /// record starts and the parser's state can be rebuilt from that line alone. A large plain
+  /// file is then cut at such lines and its pieces parsed in parallel. nullptr: never cut.
+  bool (*record_start)(std::string_view line) = nullptr;
 };
 
 /// All formats in tie-break order.

@@ -7,6 +7,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -38,6 +39,34 @@ class FdSource : public ByteSource {
   bool owned_;
   std::string name_;
   std::uint64_t size_;
+};
+
+class RangeSource : public ByteSource {
+ public:
+  RangeSource(int fd, std::string name, std::uint64_t begin, std::uint64_t end)
+      : fd_(fd), name_(std::move(name)), pos_(begin), end_(end) {}
+  ~RangeSource() override { ::close(fd_); }
+  RangeSource(const RangeSource&) = delete;
+  RangeSource& operator=(const RangeSource&) = delete;
+  std::size_t read(char* buf, std::size_t n) override {
+    if (pos_ >= end_) return 0;
+    n = static_cast<std::size_t>(std::min<std::uint64_t>(n, end_ - pos_));
+    for (;;) {
+      const ssize_t got = ::pread(fd_, buf, n, static_cast<off_t>(pos_));
+      if (got >= 0) {
+        pos_ += static_cast<std::uint64_t>(got);
+        if (got == 0) pos_ = end_;  // the file shrank under us
+        return static_cast<std::size_t>(got);
+      }
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("cannot read '{}': {}", name_, std::strerror(errno)));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string name_;
+  std::uint64_t pos_, end_;
 };
 
 class MemorySource : public ByteSource {
@@ -222,6 +251,31 @@ std::unique_ptr<ByteSource> open_source(const std::string& path) {
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
   return wrap(std::make_unique<FdSource>(fd, true, path, size), path);
+}
+
+std::unique_ptr<ByteSource> open_file_range(const std::string& path, std::uint64_t begin, std::uint64_t end) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+#ifdef POSIX_FADV_SEQUENTIAL
+  ::posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin), POSIX_FADV_SEQUENTIAL);
+#endif
+  return std::make_unique<RangeSource>(fd, path, begin, end);
+}
+
+std::uint64_t plain_file_size(const std::string& path) {
+  if (path == "-") return 0;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st {};
+  std::uint64_t size = 0;
+  unsigned char m[4] = {0, 0, 0, 0};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::pread(fd, m, 4, 0) == 4) {
+    const bool gz = m[0] == 0x1f && m[1] == 0x8b;
+    const bool zst = m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd;
+    if (!gz && !zst) size = static_cast<std::uint64_t>(st.st_size);
+  }
+  ::close(fd);
+  return size;
 }
 
 std::unique_ptr<ByteSource> memory_source(std::string_view bytes) {

@@ -28,6 +28,13 @@ class ByteSource {
 /// Throws mfu::Error naming the file when it cannot be opened.
 [[nodiscard]] std::unique_ptr<ByteSource> open_source(const std::string& path);
 
+/// Bytes [begin, end) of a plain file, read with pread (for parsing ranges in parallel).
+[[nodiscard]] std::unique_ptr<ByteSource> open_file_range(const std::string& path, std::uint64_t begin,
+                                                          std::uint64_t end);
+
+/// Size of `path` when it is a regular, uncompressed file (no gzip/zstd magic); 0 otherwise.
+[[nodiscard]] std::uint64_t plain_file_size(const std::string& path);
+
 /// A source over bytes in memory (also decompressed when they are gzip or zstd).
 [[nodiscard]] std::unique_ptr<ByteSource> memory_source(std::string_view bytes);
 

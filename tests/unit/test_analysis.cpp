@@ -218,3 +218,34 @@ TEST(Analysis, ARunWithoutTimedIterationsGivesAReportThatSaysSo) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+TEST(Analysis, SecondResolutionTimestampsMakeNoSpuriousGaps) {
+  // Steps of 3.3 s stamped to the whole second (as Megatron's "[2024-03-30 20:02:40]"): the
+  // deltas are 3 or 4 s, but they telescope to the steps' total, so there is no idle gap.
+  std::ostringstream s;
+  s << R"({"type":"meta","gpus":16})" << "\n";
+  double clock = 1700000000.0;
+  for (int i = 1; i <= 100; ++i) {
+    clock += 3.3;
+    s << R"({"step":)" << i << R"(,"time_s":3.3,"model_flops":3.5e13,"timestamp":)" << static_cast<long long>(std::floor(clock)) << "}\n";
+  }
+  const Analysis a = analyze(ingest_text(s.str(), "seconds.jsonl"), peak_19_5());
+  EXPECT_LT(a.bucket("idle")->seconds, 1.0);  // at most the clock's resolution
+  EXPECT_NEAR(*a.mfu, *a.mfu_steady, 0.01 * *a.mfu_steady);
+  // A real pause of 60 s between steps 50 and 51 is still found.
+  std::ostringstream p;
+  p << R"({"type":"meta","gpus":16})" << "\n";
+  clock = 1700000000.0;
+  for (int i = 1; i <= 100; ++i) {
+    clock += 3.3 + (i == 51 ? 60.0 : 0.0);
+    p << R"({"step":)" << i << R"(,"time_s":3.3,"model_flops":3.5e13,"timestamp":)" << static_cast<long long>(std::floor(clock)) << "}\n";
+  }
+  const Analysis b = analyze(ingest_text(p.str(), "pause.jsonl"), peak_19_5());
+  EXPECT_NEAR(b.bucket("idle")->seconds, 60.0, 1.0);
+}
+
+}  // namespace
+}  // namespace mfu

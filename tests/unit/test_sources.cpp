@@ -3,6 +3,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "ingest/line_reader.hpp"
@@ -137,6 +138,75 @@ TEST(Inputs, MissingFileIsAnErrorNamingIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/run.log"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace mfu
+
+namespace mfu {
+namespace {
+
+/// The same file parsed in one piece and in several must give the same run.
+void expect_same_run(const Run& a, const Run& b) {
+  ASSERT_EQ(a.iterations.size(), b.iterations.size());
+  for (std::size_t i = 0; i < a.iterations.size(); ++i) {
+    const Iteration x = a.iterations[i], y = b.iterations[i];
+    ASSERT_EQ(x.step, y.step) << i;
+    ASSERT_EQ(x.line, y.line) << i;
+    ASSERT_EQ(x.count, y.count) << i;
+    ASSERT_TRUE(x.time_s == y.time_s || (std::isnan(x.time_s) && std::isnan(y.time_s))) << i;
+    ASSERT_TRUE(x.samples == y.samples || (std::isnan(x.samples) && std::isnan(y.samples))) << i;
+    ASSERT_TRUE(x.tokens == y.tokens || (std::isnan(x.tokens) && std::isnan(y.tokens))) << i;
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      ASSERT_TRUE(x.phase[p] == y.phase[p] || (std::isnan(x.phase[p]) && std::isnan(y.phase[p]))) << i;
+  }
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (std::size_t i = 0; i < a.events.size(); ++i) {
+    EXPECT_EQ(a.events[i].line, b.events[i].line);
+    EXPECT_EQ(a.events[i].kind, b.events[i].kind);
+  }
+  EXPECT_EQ(a.malformed_lines, b.malformed_lines);
+  EXPECT_EQ(a.lines_read, b.lines_read);
+  EXPECT_EQ(a.fields, b.fields);
+  for (const auto& [k, v] : a.meta.all()) {
+    ASSERT_TRUE(b.meta.has(k)) << k;
+    EXPECT_EQ(b.meta.all().at(k).source, v.source) << k;
+  }
+  ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
+  for (std::size_t i = 0; i < a.diagnostics.size(); ++i) EXPECT_EQ(a.diagnostics[i].line, b.diagnostics[i].line);
+}
+
+TEST(Sources, ParallelPiecesGiveTheSameRunAsOnePiece) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("mfu-pieces-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // Native: a meta line, records, a malformed line and an event in the middle.
+  std::string native = R"({"type":"meta","gpus":8,"gpu":"h100-sxm"})" "\n";
+  for (int i = 1; i <= 3000; ++i) {
+    native += R"({"step":)" + std::to_string(i) + R"(,"time_s":0.5,"tokens":1000,"phases":{"comm_ms":)" +
+              std::to_string(i % 7) + "}}\n";
+    if (i == 1500) native += "{\"step\": 1500.5, cut\n";
+    if (i == 2000) native += R"({"type":"event","kind":"checkpoint","step":2000,"duration_s":3})" "\n";
+  }
+  // Megatron: the bundled example's lines, repeated with growing iteration numbers so that
+  // pieces cut between iteration lines and their timer blocks.
+  const std::string example = test::read_file(fs::path(MFU_SOURCE_DIR) / "examples/megatron-deepspeed_gpt3-125m_8gpu.log");
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"native.jsonl", native},
+                                   std::pair<std::string, std::string>{"megatron.log", example}}) {
+    const fs::path p = dir / name;
+    test::write_file(p, text);
+    IngestOptions one;
+    one.threads = 1;
+    IngestOptions many;
+    many.threads = 3;
+    many.parallel_min_bytes = 1;  // cut even this small file
+    const mfu::Run a = ingest({p.string()}, one);
+    const mfu::Run b = ingest({p.string()}, many);
+    SCOPED_TRACE(name);
+    EXPECT_GT(a.iterations.size(), 10u);
+    expect_same_run(a, b);
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

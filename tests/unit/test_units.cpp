@@ -98,3 +98,50 @@ TEST(Units, FormatsForHumans) {
 
 }  // namespace
 }  // namespace mfu
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "text.hpp"
+
+namespace mfu {
+namespace {
+
+TEST(FastFromChars, SameBitsAndEndAsStdFromChars) {
+  // Random decimals of the shapes logs print, plus edge cases: the fast path must agree with
+  // std::from_chars bit for bit and consume the same characters.
+  std::mt19937_64 rng(42);
+  std::vector<std::string> inputs = {"0",     "-0",     "1.",     ".5",     "1e",   "1e+",     "1e5",  "3.5e13",
+                                     "0.330", "1e-22",  "1e23",   "9007199254740993", "12345678901234567890",
+                                     "1e400", "-1e-400", "4.9e-324", "-", ".",   "e5",      "00012.5000"};
+  for (int i = 0; i < 200000; ++i) {
+    const int digits = 1 + static_cast<int>(rng() % 20);
+    const int dot = rng() % 2 ? static_cast<int>(rng() % static_cast<unsigned>(digits)) : -1;
+    char buf[64];
+    std::size_t n = 0;
+    if (rng() % 5 == 0) buf[n++] = '-';
+    for (int d = 0; d < digits; ++d) {
+      if (d == dot) buf[n++] = '.';
+      buf[n++] = static_cast<char>('0' + rng() % 10);
+    }
+    if (rng() % 3 == 0) n += static_cast<std::size_t>(std::snprintf(buf + n, sizeof buf - n, "e%d", static_cast<int>(rng() % 60) - 30));
+    inputs.emplace_back(buf, n);
+  }
+  for (const auto& s : inputs) {
+    double a = 0, b = 0;
+    const char* end = s.data() + s.size();
+    const char* pa = detail::fast_from_chars(s.data(), end, a);
+    const auto [pb, ec] = std::from_chars(s.data(), end, b);
+    if (ec != std::errc()) {
+      EXPECT_EQ(pa, nullptr) << s;
+      continue;
+    }
+    ASSERT_EQ(pa, pb) << s;
+    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << s << " " << a << " vs " << b;
+  }
+}
+
+}  // namespace
+}  // namespace mfu

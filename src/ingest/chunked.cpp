@@ -1,0 +1,214 @@
+// Parallel parsing of one large plain file: the file is cut into byte ranges at lines where a
+// record starts (FormatSpec::record_start), each range is parsed by its own parser on its own
+// thread, and the pieces are merged in file order. Line numbers are exact: the lines of each
+// range are counted first (in parallel, at memchr speed).
+#include "ingest/chunked.hpp"
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <future>
+#include <vector>
+
+#include "ingest/line_reader.hpp"
+#include "ingest/source.hpp"
+#include "mfu/error.hpp"
+
+namespace mfu::detail {
+namespace {
+
+constexpr std::size_t kScan = std::size_t{1} << 20;  // how far to look for a record start
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(const std::string& path) : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  std::string read_at(std::uint64_t pos, std::size_t n) const {
+    std::string buf(n, '\0');
+    std::size_t have = 0;
+    while (have < n) {
+      const ssize_t got = ::pread(fd, buf.data() + have, n - have, static_cast<off_t>(pos + have));
+      if (got <= 0) break;
+      have += static_cast<std::size_t>(got);
+    }
+    buf.resize(have);
+    return buf;
+  }
+};
+
+/// The first line start at or after `pos` where a record starts, or 0 when none is near.
+std::uint64_t cut_after(const Fd& f, std::uint64_t pos, std::uint64_t size, const FormatSpec& spec) {
+  const std::string buf = f.read_at(pos, static_cast<std::size_t>(std::min<std::uint64_t>(kScan, size - pos)));
+  std::size_t nl = buf.find('\n');
+  while (nl != std::string::npos && nl + 1 < buf.size()) {
+    const std::size_t start = nl + 1;
+    const std::size_t end = buf.find('\n', start);
+    if (end == std::string::npos) break;  // the line runs past the window
+    std::string_view line(buf.data() + start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (spec.record_start(line)) return pos + start;
+    nl = end;
+  }
+  return 0;
+}
+
+/// The last record-start line that ends before `cut` (to rebuild the parser's state), or "".
+std::string record_before(const Fd& f, std::uint64_t cut, const FormatSpec& spec) {
+  const std::uint64_t from = cut > kScan ? cut - kScan : 0;
+  const std::string buf = f.read_at(from, static_cast<std::size_t>(cut - from));
+  std::size_t end = buf.size();
+  if (end > 0 && buf[end - 1] == '\n') --end;
+  while (end > 0) {
+    const std::size_t nl = buf.rfind('\n', end - 1);
+    const std::size_t start = nl == std::string::npos ? 0 : nl + 1;
+    if (nl == std::string::npos && from > 0) break;  // the line may start before the window
+    std::string_view line(buf.data() + start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (spec.record_start(line)) return std::string(line);
+    if (nl == std::string::npos) break;
+    end = nl;
+  }
+  return {};
+}
+
+std::uint64_t count_lines(const std::string& path, std::uint64_t begin, std::uint64_t end) {
+  auto src = open_file_range(path, begin, end);
+  std::vector<char> buf(std::size_t{1} << 20);
+  std::uint64_t n = 0;
+  for (;;) {
+    const std::size_t got = src->read(buf.data(), buf.size());
+    if (got == 0) break;
+    const char* p = buf.data();
+    const char* e = p + got;
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)))) != nullptr) {
+      ++n;
+      ++p;
+    }
+  }
+  return n;
+}
+
+struct Piece {
+  std::uint64_t begin = 0, end = 0, first_line = 1;
+  std::string priming;  // the record line before the cut, replayed and then dropped
+  Run run;
+  std::uint64_t oversized = 0, first_oversized = 0;
+  bool unterminated = false;
+};
+
+void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec, const IngestOptions& opt) {
+  RunBuilder b(p.run, opt, path, 0);
+  auto parser = spec.make_line_parser(b);
+  if (!p.priming.empty()) {
+    // Replay the previous record so that state carried from it (previous step, counters)
+    // is right for the first record here, then drop what the replay produced.
+    const std::size_t its = p.run.iterations.size(), evs = p.run.events.size(), ds = p.run.diagnostics.size();
+    const std::uint64_t bad = p.run.malformed_lines, supp = p.run.suppressed_diagnostics;
+    std::string padded = p.priming;
+    padded.append(kLinePadding, '\0');
+    parser->line(std::string_view(padded.data(), p.priming.size()), p.first_line > 1 ? p.first_line - 1 : 0);
+    while (p.run.iterations.size() > its) p.run.iterations.pop_back();
+    p.run.events.resize(evs);
+    p.run.diagnostics.resize(ds);
+    p.run.malformed_lines = bad;
+    p.run.suppressed_diagnostics = supp;
+  }
+  auto src = open_file_range(path, p.begin, p.end);
+  LineReader reader(*src);
+  reader.set_next_line(p.first_line);
+  std::string_view line;
+  while (reader.next(line)) parser->line(line, reader.line_number());
+  parser->finish();
+  b.finish();
+  p.run.lines_read = reader.line_number() - (p.first_line - 1);
+  p.run.bytes_read = reader.bytes_read();
+  p.oversized = reader.oversized_lines();
+  p.first_oversized = reader.first_oversized_line();
+  p.unterminated = reader.unterminated_last_line();
+}
+
+}  // namespace
+
+std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size, const FormatSpec& spec,
+                                 const IngestOptions& opt, unsigned pieces) {
+  if (!spec.record_start || !spec.make_line_parser || pieces < 2 || opt.strict) return std::nullopt;
+  Fd f(path);
+  if (f.fd < 0) return std::nullopt;
+  std::vector<std::uint64_t> cuts{0};
+  for (unsigned k = 1; k < pieces; ++k) {
+    const std::uint64_t c = cut_after(f, size / pieces * k, size, spec);
+    if (c == 0 || c <= cuts.back()) return std::nullopt;  // no record start near: parse in one piece
+    cuts.push_back(c);
+  }
+  cuts.push_back(size);
+  std::vector<Piece> ps(pieces);
+  for (unsigned k = 0; k < pieces; ++k) {
+    ps[k].begin = cuts[k];
+    ps[k].end = cuts[k + 1];
+    if (k > 0) ps[k].priming = record_before(f, cuts[k], spec);
+  }
+  // Line numbers: count each piece's lines in parallel.
+  {
+    std::vector<std::future<std::uint64_t>> counts;
+    for (unsigned k = 0; k + 1 < pieces; ++k)
+      counts.push_back(std::async(std::launch::async, count_lines, path, ps[k].begin, ps[k].end));
+    std::uint64_t line = 1;
+    for (unsigned k = 0; k + 1 < pieces; ++k) {
+      line += counts[k].get();
+      ps[k + 1].first_line = line;
+    }
+  }
+  {
+    std::vector<std::future<void>> jobs;
+    for (unsigned k = 1; k < pieces; ++k)
+      jobs.push_back(std::async(std::launch::async, [&, k] { parse_piece(ps[k], path, spec, opt); }));
+    parse_piece(ps[0], path, spec, opt);
+    for (auto& j : jobs) j.get();  // rethrows a piece's error
+  }
+
+  // Merge in file order into the first piece.
+  Run& out = ps[0].run;
+  std::uint64_t oversized = ps[0].oversized, first_oversized = ps[0].first_oversized;
+  for (unsigned k = 1; k < pieces; ++k) {
+    Run& r = ps[k].run;
+    out.iterations.append(std::move(r.iterations));
+    for (auto& e : r.events) out.events.push_back(std::move(e));
+    for (auto& d : r.diagnostics) {
+      if (out.diagnostics.size() < opt.max_diagnostics) out.diagnostics.push_back(std::move(d));
+      else ++out.suppressed_diagnostics;
+    }
+    out.suppressed_diagnostics += r.suppressed_diagnostics;
+    out.malformed_lines += r.malformed_lines;
+    out.meta.fill_from(r.meta);  // the first value seen in the file wins, as its source says
+    for (const auto& fld : r.fields)
+      if (std::find(out.fields.begin(), out.fields.end(), fld) == out.fields.end()) out.fields.push_back(fld);
+    for (auto rank : r.ranks)
+      if (std::find(out.ranks.begin(), out.ranks.end(), rank) == out.ranks.end()) out.ranks.push_back(rank);
+    if (known(r.first_timestamp_s) && (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
+      out.first_timestamp_s = r.first_timestamp_s;
+    if (known(r.last_timestamp_s) && (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
+      out.last_timestamp_s = r.last_timestamp_s;
+    out.lines_read += r.lines_read;
+    out.bytes_read += r.bytes_read;
+    if (ps[k].oversized > 0 && first_oversized == 0) first_oversized = ps[k].first_oversized;
+    oversized += ps[k].oversized;
+  }
+  out.format = spec.name;
+  out.inputs = {path};
+  RunBuilder b(out, opt, path, 0);
+  if (oversized > 0)
+    b.warn(first_oversized, fmt::format("skipped {} line(s) longer than 16 MiB (the first is this one)", oversized));
+  if (ps.back().unterminated) out.truncated = true;
+  finalize_run(out, spec.timing);
+  return std::move(out);
+}
+
+}  // namespace mfu::detail

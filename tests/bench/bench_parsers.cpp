@@ -1,0 +1,102 @@
+// Parser throughput in MB/s: each format on a synthetic file (generated once into the temp
+// directory), the real samples where ../shared/samples exists, and the quantity parser.
+// Run: build/tests/bench/mfu_bench [--benchmark_filter=native]
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "generate_logs.hpp"
+#include "mfu/analysis.hpp"
+#include "mfu/ingest.hpp"
+#include "mfu/units.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A synthetic log of `mb` MB, generated on first use and shared by the benchmarks.
+const std::string& synthetic(const std::string& kind, int mb) {
+  static std::map<std::string, std::string> paths;
+  const std::string key = kind + std::to_string(mb);
+  auto it = paths.find(key);
+  if (it != paths.end()) return it->second;
+  const fs::path p = fs::temp_directory_path() / ("mfu-bench-" + key + (kind == "kineto" ? ".json" : ".log"));
+  if (!fs::exists(p)) mfu_bench::generate(kind, static_cast<std::uint64_t>(mb) << 20, p.string());
+  return paths[key] = p.string();
+}
+
+void ingest_file(benchmark::State& state, const std::string& path, bool analyze_too) {
+  const auto bytes = static_cast<std::int64_t>(fs::file_size(path));
+  for (auto _ : state) {
+    mfu::Run run = mfu::ingest({path});
+    if (analyze_too) {
+      mfu::AnalyzeOptions o;
+      if (!run.meta.has("gpu_name")) o.gpu = "h100";
+      if (!run.meta.has("gpus")) o.gpus = 64;
+      benchmark::DoNotOptimize(mfu::analyze(run, o));
+    }
+    benchmark::DoNotOptimize(run);
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void BM_IngestNative(benchmark::State& s) { ingest_file(s, synthetic("native", 64), false); }
+void BM_IngestMegatron(benchmark::State& s) { ingest_file(s, synthetic("megatron", 64), false); }
+void BM_IngestKineto(benchmark::State& s) { ingest_file(s, synthetic("kineto", 64), false); }
+void BM_AnalyzeNative(benchmark::State& s) { ingest_file(s, synthetic("native", 64), true); }
+void BM_AnalyzeMegatron(benchmark::State& s) { ingest_file(s, synthetic("megatron", 64), true); }
+BENCHMARK(BM_IngestNative)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_IngestMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_IngestKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AnalyzeNative)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AnalyzeMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// Every real sample of one framework folder, parsed as a whole (small files: per-call overhead
+/// matters as much as bytes).
+void BM_Samples(benchmark::State& state, const std::string& folder) {
+  const fs::path dir = fs::path(MFU_SOURCE_DIR) / ".." / "shared" / "samples" / folder;
+  if (!fs::is_directory(dir)) {
+    state.SkipWithError("../shared/samples not found");
+    return;
+  }
+  std::vector<std::string> files;
+  std::int64_t bytes = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().filename() == "PROVENANCE.md") continue;
+    files.push_back(e.path().string());
+    bytes += static_cast<std::int64_t>(e.file_size());
+  }
+  for (auto _ : state) {
+    for (const auto& f : files) {
+      try {
+        benchmark::DoNotOptimize(mfu::ingest({f}));
+      } catch (const std::exception&) {
+        // Companion files (configs) are not logs on their own.
+      }
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+BENCHMARK_CAPTURE(BM_Samples, megatron, std::string("megatron"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Samples, torchtitan, std::string("torchtitan"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Samples, hf_trainer, std::string("hf_trainer"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Samples, deepspeed, std::string("deepspeed"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Samples, nanogpt_llmc, std::string("nanogpt_llmc"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Samples, mlperf, std::string("mlperf"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Samples, kineto_trace, std::string("kineto_trace"))->Unit(benchmark::kMillisecond);
+
+void BM_ParseQuantity(benchmark::State& state) {
+  const char* inputs[] = {"989.5 TFLOP/s", "330ms", "1.2M", "40%", "540.35B", "2.5h"};
+  const mfu::Quantity kinds[] = {mfu::Quantity::kFlopRate, mfu::Quantity::kDuration, mfu::Quantity::kRate,
+                                 mfu::Quantity::kRatio,    mfu::Quantity::kCount,    mfu::Quantity::kDuration};
+  for (auto _ : state)
+    for (int i = 0; i < 6; ++i) benchmark::DoNotOptimize(mfu::parse_quantity(inputs[i], kinds[i]));
+  state.SetItemsProcessed(state.iterations() * 6);
+}
+BENCHMARK(BM_ParseQuantity);
+
+}  // namespace
+
+BENCHMARK_MAIN();
