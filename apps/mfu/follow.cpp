@@ -36,9 +36,19 @@ int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt
   std::optional<Run> last_run;
   std::optional<Analysis> last;
   std::string last_error;
+  // Reads only what was appended since the last update.
+  LogFollower follower(inputs.front(), io);
+  bool first = true;
   while (!g_stop) {
     try {
-      Run run = ingest(inputs, io);
+      const bool grew = follower.poll();
+      if (!grew && !first) {
+        for (double waited = 0; waited < interval && !g_stop; waited += 0.1)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      first = false;
+      Run run = follower.snapshot();
       Analysis a = analyze(run, opt, db);
       if (tty) {
         std::ostringstream screen;
@@ -63,6 +73,17 @@ int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::signal(SIGINT, SIG_DFL);
+  // The final report includes what was written since the last update.
+  try {
+    if (follower.poll() || !last) {
+      Run run = follower.snapshot();
+      Analysis a = analyze(run, opt, db);
+      last_run = std::move(run);
+      last = std::move(a);
+    }
+  } catch (const Error&) {
+    // Keep the last good analysis.
+  }
   if (!last) {
     std::cerr << "mfu: error: no iteration was read before the end\n";
     return kExitError;

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "mfu/run.hpp"
@@ -60,6 +61,31 @@ struct FormatGuess {
 
 /// Parses text already in memory (tests, fuzzing). `name` labels diagnostics.
 [[nodiscard]] Run ingest_text(std::string_view text, const std::string& name, const IngestOptions& options = {});
+
+/// Follows one log file that is still being written (mfu analyze --follow): each poll() reads
+/// only the bytes appended since the last one, through the same parser, so a long log is read
+/// once. A line is parsed when its newline arrives. A file that shrinks (rotated, rewritten) is
+/// read again from its start. Compressed files and whole-document formats (profiler traces,
+/// trainer_state.json) are re-read at each poll instead.
+class LogFollower {
+ public:
+  LogFollower(std::string path, IngestOptions options = {});
+  ~LogFollower();
+  LogFollower(const LogFollower&) = delete;
+  LogFollower& operator=(const LogFollower&) = delete;
+  /// Reads what was appended. Returns true when something new was read. Throws mfu::Error when
+  /// the file cannot be read or its format is unknown once its first MiB is there.
+  bool poll();
+  /// The run so far, finalized (a copy: the follower keeps reading). Throws mfu::Error when no
+  /// format has been recognised yet.
+  [[nodiscard]] Run snapshot() const;
+  /// Bytes consumed so far.
+  [[nodiscard]] std::uint64_t offset() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 /// Writes `run` as native JSON Lines: one meta line, one line per record, one line per event.
 void write_native(const Run& run, std::ostream& out);

@@ -10,6 +10,7 @@
 #include "generate_logs.hpp"
 #include "mfu/analysis.hpp"
 #include "mfu/ingest.hpp"
+#include "mfu/model.hpp"
 #include "mfu/units.hpp"
 
 namespace {
@@ -52,6 +53,21 @@ BENCHMARK(BM_IngestMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_IngestKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeNative)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// The analysis alone, on a run ingested once (records per second).
+void analyze_only(benchmark::State& state, const std::string& path) {
+  const mfu::Run run = mfu::ingest({path});
+  mfu::AnalyzeOptions o;
+  o.gpu = "h100";
+  o.gpus = 64;
+  o.model = mfu::resolve_model("llama3-8b");
+  for (auto _ : state) benchmark::DoNotOptimize(mfu::analyze(run, o));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(run.iterations.size()));
+}
+void BM_AnalyzeOnlyNative(benchmark::State& s) { analyze_only(s, synthetic("native", 64)); }
+void BM_AnalyzeOnlyMegatron(benchmark::State& s) { analyze_only(s, synthetic("megatron", 64)); }
+BENCHMARK(BM_AnalyzeOnlyNative)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeOnlyMegatron)->Unit(benchmark::kMillisecond);
 
 /// Every real sample of one framework folder, parsed as a whole (small files: per-call overhead
 /// matters as much as bytes).

@@ -1,6 +1,8 @@
 // The real binary: exit codes, golden outputs, files it writes.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 
 #include "test_util.hpp"
@@ -220,6 +222,39 @@ TEST(Cli, WhatifUsageErrorsExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.err.find("error"), std::string::npos) << args;
   }
+}
+
+}  // namespace
+}  // namespace mfu
+
+namespace mfu {
+namespace {
+
+TEST(Cli, FollowReadsAppendedLinesAndReportsOnInterrupt) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("mfu-follow-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path log = dir / "run.jsonl", out = dir / "final.json", script = dir / "follow.sh";
+  auto lines = [](int from, int to) {
+    std::string s;
+    for (int i = from; i <= to; ++i)
+      s += R"({"step":)" + std::to_string(i) + R"(,"time_s":0.33,"model_flops":3.5e13})" "\n";
+    return s;
+  };
+  test::write_file(log, R"({"type":"meta","gpus":16})" "\n" + lines(1, 5));
+  // Start following, append five lines and half a line, then interrupt: the final report has
+  // the ten complete iterations.
+  test::write_file(script, "set -e\n" + std::string(MFU_BINARY_PATH) + " analyze --follow " + log.string() +
+                               " --peak 19.5T --interval 0.2 --output json -o " + out.string() +
+                               " 2>/dev/null &\npid=$!\nsleep 1\nprintf '%s' '" + lines(6, 10) +
+                               "{\"step\":11,\"ti' >> " + log.string() + "\nsleep 1\nkill -INT $pid\nwait $pid\n");
+  const int status = std::system(("timeout 30 sh " + script.string()).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const std::string report = test::read_file(out);
+  const auto j = nlohmann::json::parse(report);
+  EXPECT_EQ(j["iterations"]["total"], 10) << report.substr(0, 400);
+  fs::remove_all(dir);
 }
 
 }  // namespace

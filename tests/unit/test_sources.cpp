@@ -211,3 +211,41 @@ TEST(Sources, ParallelPiecesGiveTheSameRunAsOnePiece) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+TEST(Sources, LogFollowerReadsOnlyWhatWasAppended) {
+  namespace fs = std::filesystem;
+  const fs::path p = fs::temp_directory_path() / ("mfu-follower-" + std::to_string(::getpid()) + ".jsonl");
+  auto rec = [](int step) { return R"({"step":)" + std::to_string(step) + R"(,"time_s":0.5})" "\n"; };
+  test::write_file(p, R"({"type":"meta","gpus":8})" "\n" + rec(1) + rec(2));
+  LogFollower f(p.string());
+  EXPECT_TRUE(f.poll());
+  EXPECT_EQ(f.snapshot().iterations.size(), 2u);
+  EXPECT_FALSE(f.poll());  // nothing new
+  {
+    std::ofstream out(p, std::ios::app);
+    out << rec(3) << R"({"step":4,"ti)";  // a line still being written
+  }
+  EXPECT_TRUE(f.poll());
+  const mfu::Run mid = f.snapshot();
+  EXPECT_EQ(mid.iterations.size(), 3u);
+  const std::uint64_t before = f.offset();
+  {
+    std::ofstream out(p, std::ios::app);
+    out << R"(me_s":0.5})" "\n";
+  }
+  EXPECT_TRUE(f.poll());
+  EXPECT_EQ(f.snapshot().iterations.size(), 4u);
+  EXPECT_GT(f.offset(), before);
+  EXPECT_EQ(f.snapshot().malformed_lines, 0u);
+  // Rewritten shorter (log rotation): read again from the start.
+  test::write_file(p, R"({"type":"meta","gpus":8})" "\n" + rec(1));
+  EXPECT_TRUE(f.poll());
+  EXPECT_EQ(f.snapshot().iterations.size(), 1u);
+  fs::remove(p);
+}
+
+}  // namespace
+}  // namespace mfu
