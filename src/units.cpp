@@ -194,6 +194,7 @@ double parse_quantity(std::string_view text, Quantity kind) {
     if (unit->family == UnitFamily::kNone && result > 1.0) {
       fail(text, kind, "a bare number above 1 is ambiguous; write a percentage with '%'");
     }
+    if (result > 1.0) fail(text, kind, "a share cannot exceed 100%");
   }
   return result;
 }
@@ -210,8 +211,18 @@ double parse_scale(std::string_view text) {
     }
     return v;
   }
-  if (!s.empty() && s.back() == '%') return parse_quantity(s, Quantity::kRatio);
   double v = 0;
+  if (!s.empty() && s.back() == '%') {
+    // A share of what was measured: 80% keeps 80%; 150% is 1.5x.
+    s.remove_suffix(1);
+    s = detail::trim(s);
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v < 0) {
+      throw Error(fmt::format("cannot read '{}' as a scale", text),
+                  "write a multiplier like 0.5x, a share like 80%, or 0 to remove it");
+    }
+    return v / 100.0;
+  }
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v < 0) {
     throw Error(fmt::format("cannot read '{}' as a scale", text),

@@ -46,6 +46,7 @@ struct FormatGuess {
   std::string name;        ///< best format, empty when none fits
   double score = 0;        ///< evidence for it
   std::string runner_up;   ///< nearest other format (for error messages)
+  double runner_up_score = 0;
 };
 
 /// Sniffs `head` (the first bytes of the input). `filename` helps only with tie-breaks

@@ -34,7 +34,9 @@ std::map<std::string, std::vector<std::string>> load_settings(const std::string&
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
       throw Error(fmt::format("'{}' is not a JSON object of settings", path), "e.g. {\"min-mfu\": \"40%\", \"gpu\": \"h100\"}");
-    for (auto& [k, v] : j.items()) {
+    for (auto& item : j.items()) {
+      const std::string k = item.key();
+      const nlohmann::json& v = item.value();
       auto& dst = out[k];
       auto add = [&](const nlohmann::json& x) {
         if (x.is_string()) dst.push_back(x.get<std::string>());

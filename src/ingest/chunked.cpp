@@ -207,7 +207,7 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size, co
   if (oversized > 0)
     b.warn(first_oversized, fmt::format("skipped {} line(s) longer than 16 MiB (the first is this one)", oversized));
   if (ps.back().unterminated) out.truncated = true;
-  finalize_run(out, spec.timing);
+  finalize_run(out, spec.timing, spec.single_iteration_records);
   return std::move(out);
 }
 

@@ -31,7 +31,7 @@ void merge_record(Iteration& into, const Iteration& from) {
 
 }  // namespace
 
-void finalize_run(Run& run, TimingKind timing) {
+void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   IterationTable& t = run.iterations;
   const std::size_t n_in = t.size();
   if (n_in == 0) {
@@ -86,6 +86,9 @@ void finalize_run(Run& run, TimingKind timing) {
 
   // 3. How many iterations each record stands for.
   bool multi = false;
+  std::size_t jumps = 0;
+  std::int64_t absent = 0, jump_from = 0, jump_to = 0;
+  std::uint32_t jump_line = 0;
   for (std::size_t s = 0; s < seg_start.size(); ++s) {
     const std::size_t b = seg_start[s];
     const std::size_t e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
@@ -95,6 +98,18 @@ void finalize_run(Run& run, TimingKind timing) {
       const Iteration before = it;
       if (it.count > 1) {
         // The parser knew how many iterations the record stands for (an averaged summary).
+      } else if (single_iteration_records) {
+        // One record, one iteration: a jump in the step counter is records that are missing.
+        if (i > b && it.step - t.step(i - 1) > 1) {
+          const std::int64_t gap = it.step - t.step(i - 1) - 1;
+          if (jumps == 0 || gap > jump_to - jump_from - 1) {
+            jump_from = t.step(i - 1);
+            jump_to = it.step;
+            jump_line = it.line;
+          }
+          absent += gap;
+          ++jumps;
+        }
       } else if (i == b) {
         std::int64_t gap = 1;
         if (i + 1 < e) gap = std::max<std::int64_t>(1, t.step(i + 1) - it.step);
@@ -116,6 +131,14 @@ void finalize_run(Run& run, TimingKind timing) {
     }
   }
 
+  if (jumps > 0) {
+    run.diagnostics.push_back(Diagnostic{
+        Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), jump_line,
+        fmt::format("the step counter jumps {} time(s) (the largest from {} to {}): {} iteration(s) have no record "
+                    "and are left out of the totals",
+                    jumps, jump_from, jump_to, absent)});
+  }
+
   // 4. Restart events.
   for (std::size_t s = 1; s < seg_start.size(); ++s) {
     const Iteration before = t[seg_start[s] - 1];
@@ -129,6 +152,11 @@ void finalize_run(Run& run, TimingKind timing) {
     const std::int64_t restored = after.step - static_cast<std::int64_t>(after.count);
     e.steps_lost = std::max<std::int64_t>(0, before.step - restored);
     e.detail = fmt::format("step counter went back from {} to {}", before.step, after.step);
+    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(),
+                                         after.line,
+                                         fmt::format("the step counter goes back from {} to {}: a restart, {} "
+                                                     "iteration(s) redone (counted as lost time)",
+                                                     before.step, after.step, e.steps_lost)});
     run.events.push_back(e);
   }
   std::stable_sort(run.events.begin(), run.events.end(), [](const Event& a, const Event& b) {

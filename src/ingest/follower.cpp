@@ -162,7 +162,7 @@ Run LogFollower::snapshot() const {
     copy.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, s.path, s.line + 1,
                                           "the last line is still being written; it is read when it ends"});
   }
-  detail::finalize_run(copy, s.spec->timing);
+  detail::finalize_run(copy, s.spec->timing, s.spec->single_iteration_records);
   return copy;
 }
 

@@ -82,14 +82,53 @@ const FormatSpec& choose_format(std::string_view head, const std::string& name, 
 }
 
 /// Parses one input into its own Run.
+/// Lines of the head that look like records of mfu's native format.
+std::size_t native_looking_lines(std::string_view head) {
+  std::size_t n = 0, pos = 0;
+  while (pos < head.size()) {
+    std::size_t nl = head.find('\n', pos);
+    if (nl == std::string_view::npos) nl = head.size();
+    const std::string_view l = detail::trim(head.substr(pos, nl - pos));
+    if (!l.empty() && l.front() == '{' && detail::contains(l, "\"step\"") &&
+        (detail::contains(l, "\"time_s\"") || detail::contains(l, "\"time_ms\"")))
+      ++n;
+    pos = nl + 1;
+  }
+  return n;
+}
+
+/// A warning when the head also holds many records of another format (two logs written into
+/// one file): those lines are not read.
+std::string mixed_format_warning(std::string_view head, std::string_view filename, const FormatSpec& spec) {
+  const FormatGuess g = detect_format(head, filename);
+  if (!g.runner_up.empty() && g.runner_up_score >= 3 && g.runner_up_score >= 0.2 * g.score && g.name == spec.name)
+    return fmt::format("the file also has lines of the {} format (evidence {} against {} for {}); they are not "
+                       "read: split the file, or force a format with --format",
+                       g.runner_up, g.runner_up_score, g.score, spec.name);
+  if (std::string_view(spec.name).rfind("native", 0) != 0 && std::string_view(spec.name) != "hf-trainer") {
+    if (const std::size_t n = native_looking_lines(head); n >= 3)
+      return fmt::format("{} lines in the first MiB look like mfu native records, but the file is read as {}; they "
+                         "are not read: split the file, or force --format native",
+                         n, spec.name);
+  }
+  return {};
+}
+
 Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name, const IngestOptions& opt) {
   std::string head = read_head(*src, kSniffBytes);
+  if (head.empty() && src->truncated())
+    throw Error(fmt::format("'{}' is a {} stream cut off before its first complete block: nothing can be read", name,
+                            src->encoding()),
+                "copy the file again once the job has closed it, or give the uncompressed log");
   const FormatSpec& spec = choose_format(head, name, opt.format);
+  const std::string mixed = opt.format.empty() ? mixed_format_warning(head, fs::path(name).filename().string(), spec)
+                                               : std::string();
   if (opt.on_progress) opt.on_progress(fmt::format("reading {} as {}", name, spec.name));
   Run run;
   run.format = spec.name;
   run.inputs.push_back(name);
   RunBuilder b(run, opt, name, 0);
+  if (!mixed.empty()) b.warn(0, mixed);
   auto whole = detail::with_prefix(std::move(src), std::move(head));
   if (spec.parse_document) {
     const std::string text = detail::read_all(*whole, spec.document_limit, name);
@@ -109,7 +148,12 @@ Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name, const 
       b.warn(reader.first_oversized_line(),
              fmt::format("skipped {} line(s) longer than 16 MiB (the first is this one)", reader.oversized_lines()));
     }
-    if (reader.unterminated_last_line()) run.truncated = true;
+    if (reader.unterminated_last_line()) {
+      run.truncated = true;
+      if (b.last_malformed_line == reader.line_number() && reader.line_number() > 0)
+        b.warn(reader.line_number(), "the file ends in the middle of this line: the job was cut off or is still "
+                                     "writing (mfu analyze --follow waits for it)");
+    }
   }
   b.finish();
   if (whole->truncated()) {
@@ -118,7 +162,7 @@ Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name, const 
                           "may be missing",
                           whole->encoding()));
   }
-  detail::finalize_run(run, spec.timing);
+  detail::finalize_run(run, spec.timing, spec.single_iteration_records);
   return run;
 }
 
@@ -149,7 +193,14 @@ std::vector<std::string> expand(const std::vector<std::string>& paths, std::vect
         const std::string fname = entry.path().filename().string();
         if (fname.empty() || fname[0] == '.') continue;
         std::error_code e2;
-        if (!entry.is_regular_file(e2)) continue;
+        if (entry.is_directory(e2)) continue;  // one level: sub-directories are other runs
+        if (!entry.is_regular_file(e2)) {
+          // Broken links, pipes and sockets: reading them could fail or block forever.
+          skipped.push_back(Diagnostic{Diagnostic::Severity::kWarning, entry.path().string(), 0,
+                                       entry.is_symlink(e2) ? "skipped: a link to nothing"
+                                                            : "skipped: not a regular file (a pipe, socket or device)"});
+          continue;
+        }
         if (::access(entry.path().c_str(), R_OK) != 0) {
           skipped.push_back(Diagnostic{Diagnostic::Severity::kWarning, entry.path().string(), 0,
                                        "skipped: the file is not readable"});
@@ -290,6 +341,29 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
       }
     }
     if (per_rank) {
+      // The same rank twice (a copied file, two runs in one directory) would be counted once
+      // by the duplicate merge, silently: say so.
+      for (std::size_t x = 0; x < logs.size(); ++x) {
+        for (std::size_t y = x + 1; y < logs.size(); ++y) {
+          const Run &a = logs[x], &b = logs[y];
+          std::vector<std::int32_t> both;
+          for (auto rk : a.ranks)
+            if (std::find(b.ranks.begin(), b.ranks.end(), rk) != b.ranks.end()) both.push_back(rk);
+          bool same_records = a.iterations.size() == b.iterations.size() && !a.iterations.empty();
+          for (std::size_t i = 0; same_records && i < a.iterations.size(); ++i) {
+            const Iteration p = a.iterations[i], q = b.iterations[i];
+            same_records = p.step == q.step && (p.time_s == q.time_s || (!known(p.time_s) && !known(q.time_s)));
+          }
+          if (!both.empty() || same_records) {
+            out.diagnostics.push_back(Diagnostic{
+                Diagnostic::Severity::kWarning, b.inputs.front(), 0,
+                !both.empty() ? fmt::format("holds rank {} as {} does: the same rank twice is counted once",
+                                            both.front(), a.inputs.front())
+                              : fmt::format("has the same records as {}: the same rank twice is counted once",
+                                            a.inputs.front())});
+          }
+        }
+      }
       // Interleave by step so the duplicate merge in finalize sees all ranks of a step together.
       std::vector<Iteration> all;
       all.reserve(out.iterations.size());
@@ -310,7 +384,7 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
                                     [](const Event& e) { return e.kind == EventKind::kRestart; }),
                      out.events.end());
     const FormatSpec* spec = detail::find_format(out.format);
-    detail::finalize_run(out, spec ? spec->timing : TimingKind::kPerIteration);
+    detail::finalize_run(out, spec ? spec->timing : TimingKind::kPerIteration, spec && spec->single_iteration_records);
   }
   for (auto& m : metas) {
     // Metadata files describe the hardware and model; they never override the log itself.
@@ -377,6 +451,7 @@ FormatGuess detect_format(std::string_view head, std::string_view filename) {
       best.runner_up = f->name;
     }
   }
+  best.runner_up_score = second;
   // Scores below 1 are hints (a keyword seen, no record parsed): they name the nearest
   // format in the error message but never choose it.
   if (best.score < 1.0) {

@@ -72,7 +72,7 @@ std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<Nati
 
 const FormatSpec& native_csv_format() {
   static const FormatSpec spec{"native-csv", "mfu native format as CSV (step, time_s, model_flops, ... columns)",
-                               sniff, make, nullptr, nullptr, 0, TimingKind::kPerIteration};
+                               sniff, make, nullptr, nullptr, 0, TimingKind::kPerIteration, nullptr, true};
   return spec;
 }
 

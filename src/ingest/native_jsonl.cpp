@@ -260,7 +260,7 @@ const FormatSpec& native_jsonl_format() {
                                sniff,     make,
                                nullptr,   nullptr,
                                0,         TimingKind::kPerIteration,
-                               record_start};
+                               record_start, true};
   return spec;
 }
 

@@ -15,7 +15,7 @@ std::string num(double v) {
   return fmt::format("{}", v);
 }
 
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quoted(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 }  // namespace
 

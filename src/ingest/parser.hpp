@@ -51,6 +51,7 @@ class RunBuilder {
   Run& run;
   const IngestOptions& options;
   const std::uint16_t file_index;
+  std::uint64_t last_malformed_line = 0;  ///< for "the last line is cut off"
 
  private:
   void diagnostic(Diagnostic::Severity s, std::uint64_t line, const std::string& message);
@@ -84,6 +85,9 @@ struct FormatSpec {
   /// record starts and the parser's state can be rebuilt from that line alone. A large plain
   /// file is then cut at such lines and its pieces parsed in parallel. nullptr: never cut.
   bool (*record_start)(std::string_view line) = nullptr;
+  /// Each record is one iteration unless it says otherwise (mfu's native format): a step
+  /// counter that jumps means missing records, not averaged ones.
+  bool single_iteration_records = false;
 };
 
 /// All formats in tie-break order.
@@ -109,6 +113,6 @@ const FormatSpec& metadata_format();
 /// Post-processing shared by every format: merges per-rank duplicates of one step, finds
 /// restarts (the step counter goes back), sets how many iterations each record stands for,
 /// derives step times from timestamps when the log prints none, and fills Run::fields.
-void finalize_run(Run& run, TimingKind timing);
+void finalize_run(Run& run, TimingKind timing, bool single_iteration_records = false);
 
 }  // namespace mfu::detail

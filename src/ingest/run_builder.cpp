@@ -43,6 +43,7 @@ void RunBuilder::diagnostic(Diagnostic::Severity s, std::uint64_t line, const st
 
 void RunBuilder::malformed(std::uint64_t line, const std::string& message) {
   ++run.malformed_lines;
+  last_malformed_line = line;
   if (options.strict) {
     throw Error(message, "fix or remove the line, or run without --strict to skip it", Location{label_, line});
   }

@@ -100,6 +100,8 @@ class PrefixSource : public ByteSource {
     return inner_->read(buf, n);
   }
   std::uint64_t size_hint() const override { return inner_->size_hint(); }
+  bool truncated() const override { return inner_->truncated(); }
+  const char* encoding() const override { return inner_->encoding(); }
 
  private:
   std::unique_ptr<ByteSource> inner_;

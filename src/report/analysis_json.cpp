@@ -146,7 +146,7 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
     }
     j["per_iteration"] = std::move(rows);
   }
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace mfu::detail

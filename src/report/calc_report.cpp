@@ -69,7 +69,7 @@ void render_calc(const CalcResult& r, OutputFormat format, const RenderOptions& 
       put(j, "cost", r.cost);
       put(j, "energy_kwh", r.energy_kwh);
       j["notes"] = r.notes;
-      out << j.dump(2) << '\n';
+      out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       return;
     }
     case OutputFormat::kMarkdown: {

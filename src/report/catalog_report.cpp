@@ -48,7 +48,7 @@ void render_gpu_list(const GpuDatabase& db, OutputFormat format, std::ostream& o
     nlohmann::json defaults = nlohmann::json::object();
     for (const auto& [k, v] : db.defaults()) defaults[k] = v;
     j["defaults"] = defaults;
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   const bool md = format == OutputFormat::kMarkdown;
@@ -81,7 +81,7 @@ void render_gpu(const GpuSpec& s, const std::string& note, OutputFormat format, 
     nlohmann::json j = gpu_json(s);
     j["schema_version"] = kJsonSchemaVersion;
     if (!note.empty()) j["note"] = note;
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   if (format != OutputFormat::kText && format != OutputFormat::kMarkdown)
@@ -157,7 +157,7 @@ void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostrea
       e["source"] = r.m->source;
       j["models"].push_back(e);
     }
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   const bool md = format == OutputFormat::kMarkdown;

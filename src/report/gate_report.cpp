@@ -68,7 +68,7 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
     j["mfu"] = a.mfu ? nlohmann::json(*a.mfu) : nlohmann::json(nullptr);
     j["mfu_steady"] = a.mfu_steady ? nlohmann::json(*a.mfu_steady) : nlohmann::json(nullptr);
     j["inputs"] = a.inputs;
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   if (format == OutputFormat::kMarkdown) {

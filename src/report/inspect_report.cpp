@@ -78,7 +78,7 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
                                   {"line", d.line},
                                   {"message", d.message}});
     }
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   if (format != OutputFormat::kText && format != OutputFormat::kMarkdown)

@@ -123,7 +123,7 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
     j["projected"] = numbers_json(q);
     j["changes"] = p.explanations;
     j["notes"] = p.notes;
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   out << (format == OutputFormat::kMarkdown ? "### mfu whatif: " : "mfu whatif: ") << title << "\n\n";
@@ -201,7 +201,7 @@ void render_estimate(const StepEstimate& e, const std::vector<ScalingPoint>& sca
       x["gpus"] = pt.gpus;
       j["scaling_at_fixed_global_batch"].push_back(x);
     }
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   out << (format == OutputFormat::kMarkdown ? "### mfu whatif (analytical): " : "mfu whatif (analytical): ") << title
@@ -264,7 +264,7 @@ void render_cluster(const ClusterReport& r, OutputFormat format, std::ostream& o
     j["zero_gpu_jobs"] = r.zero_gpu_jobs;
     j["spread"] = one(r.spread);
     j["pack"] = one(r.pack);
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   out << (format == OutputFormat::kMarkdown ? "### " : "")

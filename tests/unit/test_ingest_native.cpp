@@ -62,8 +62,11 @@ TEST(NativeFormat, TruncatedLastLineIsADiagnosticWithItsLineNumber) {
   const mfu::Run r = ingest_text("{\"step\":1,\"time_s\":0.33}\n{\"step\":2,\"time_s\":0.3", "cut.jsonl");
   EXPECT_EQ(r.iterations.size(), 1u);
   EXPECT_TRUE(r.truncated);
-  ASSERT_EQ(r.diagnostics.size(), 1u);
+  // The malformed line, then that the file ends inside it.
+  ASSERT_EQ(r.diagnostics.size(), 2u);
   EXPECT_EQ(r.diagnostics[0].line, 2u);
+  EXPECT_EQ(r.diagnostics[1].line, 2u);
+  EXPECT_NE(r.diagnostics[1].message.find("ends in the middle"), std::string::npos);
 }
 
 TEST(NativeFormat, StrictModeMakesAMalformedLineAnErrorWithItsLocation) {

@@ -1,0 +1,84 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang (AddressSanitizer + UBSan) and runs each for SECONDS
+# (default 60), seeded with ../shared/samples, tests/data, examples and the regression corpus.
+# Prints executions per second per target; exits 1 when a target finds a crash or a violated
+# property (the input is saved as tests/fuzz/findings/crash-TARGET-*: add it to
+# tests/fuzz/regressions/TARGET/ once fixed, and the normal tests replay it).
+#
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]      (MFU_FUZZ_NO_BUILD=1: use the existing build)
+set -eu
+SECS="${1:-60}"
+[ $# -gt 0 ] && shift
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD="${MFU_FUZZ_BUILD:-$ROOT/build-fuzz}"
+SAMPLES="$ROOT/../shared/samples"
+OUT="$ROOT/tests/fuzz/findings"
+WORK="${TMPDIR:-/tmp}/mfu-fuzz-corpus"
+GEN=""
+command -v ninja >/dev/null 2>&1 && GEN="-G Ninja"
+mkdir -p "$OUT" "$WORK"
+if [ "${MFU_FUZZ_NO_BUILD:-0}" != 1 ]; then
+# shellcheck disable=SC2086
+cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DMFU_BUILD_FUZZ=ON -DMFU_SANITIZE=address,undefined -DMFU_BUILD_TESTS=OFF -DMFU_BUILD_BENCH=OFF >/dev/null
+mkdir -p "$OUT" "$WORK"
+if ! cmake --build "$BUILD" -j "${JOBS:-2}" >"$WORK/build.log" 2>&1; then
+  tail -40 "$WORK/build.log"
+  echo "fuzz: the fuzz targets do not build (log: $WORK/build.log)" >&2
+  exit 2
+fi
+fi
+
+ALL="ingest_detect ingest_native ingest_native_csv ingest_megatron ingest_megatron_golden ingest_torchtitan
+ingest_hf_trainer ingest_hf_trainer_state ingest_deepspeed ingest_nanogpt ingest_mlperf ingest_maxtext
+ingest_lightning_csv ingest_kineto ingest_metadata quantity number jobs"
+TARGETS="${*:-$ALL}"
+
+seeds() {  # target -> seed files, one per line
+  d="$ROOT/tests/data"
+  case "$1" in
+    ingest_detect) find "$d" "$ROOT/examples" "$SAMPLES" -type f 2>/dev/null ;;
+    ingest_native) ls "$ROOT"/examples/*.jsonl ;;
+    ingest_native_csv) ls "$d"/lightning_metrics.csv ;;
+    ingest_megatron) ls "$d"/megatron_*.log "$ROOT"/examples/*.log; find "$SAMPLES/megatron" -type f 2>/dev/null ;;
+    ingest_megatron_golden) ls "$d"/megatron_golden_excerpt.json ;;
+    ingest_torchtitan) ls "$d"/torchtitan_*.log; find "$SAMPLES/torchtitan" -type f 2>/dev/null ;;
+    ingest_hf_trainer|ingest_hf_trainer_state) ls "$d"/hf_* "$d"/msswift_* "$d"/whisper_*; find "$SAMPLES/hf_trainer" -type f 2>/dev/null ;;
+    ingest_deepspeed) ls "$d"/deepspeed_* "$d"/dschat_*; find "$SAMPLES/deepspeed" -type f 2>/dev/null ;;
+    ingest_nanogpt) ls "$d"/nanogpt_* "$d"/modded_*; find "$SAMPLES/nanogpt_llmc" -type f 2>/dev/null ;;
+    ingest_mlperf|ingest_metadata) ls "$d"/mlperf_*; find "$SAMPLES/mlperf" -type f 2>/dev/null ;;
+    ingest_maxtext) ls "$d"/maxtext_*; find "$SAMPLES/other" -type f 2>/dev/null ;;
+    ingest_lightning_csv) ls "$d"/lightning_metrics.csv ;;
+    ingest_kineto) find "$SAMPLES/kineto_trace" -type f 2>/dev/null ;;
+    jobs) ls "$ROOT"/examples/jobs.csv ;;
+    *) ;;
+  esac
+  [ -d "$ROOT/tests/fuzz/regressions/$1" ] && find "$ROOT/tests/fuzz/regressions/$1" -type f
+  [ -d "$ROOT/tests/fuzz/seeds/$1" ] && find "$ROOT/tests/fuzz/seeds/$1" -type f
+  return 0
+}
+
+run_one() {
+  t="$1"
+  corpus="$WORK/$t"
+  mkdir -p "$corpus"
+  seeds "$t" 2>/dev/null | grep -v PROVENANCE.md | while read -r f; do
+    # Seeds are read as they are (gzip and zstd included: the reader decompresses them).
+    [ -f "$f" ] && cp "$f" "$corpus/seed-$(basename "$f")" 2>/dev/null || true
+  done
+  log="$WORK/$t.log"
+  if "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECS" -timeout=20 -rss_limit_mb=2560 -max_len=262144 \
+       -print_final_stats=1 -artifact_prefix="$OUT/crash-$t-" "$corpus" >"$log" 2>&1; then
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+    rate=$(grep -o 'exec/s: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
+    echo "fuzz $t: ok, $execs runs in ${SECS} s ($rate exec/s)"
+  else
+    echo "fuzz $t: FOUND A PROBLEM (see $log and $OUT/crash-$t-*)"
+    tail -30 "$log"
+    return 1
+  fi
+}
+
+status=0
+for t in $TARGETS; do run_one "$t" || status=1; done
+exit $status

@@ -1,0 +1,41 @@
+// Replays every input under tests/fuzz/regressions/TARGET/ (inputs that once crashed a fuzz
+// target or broke one of its properties) and the fuzz seeds under tests/fuzz/seeds, through the
+// same property checks the fuzz targets run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "properties.hpp"
+#include "test_util.hpp"
+
+namespace mfu {
+namespace {
+
+namespace fs = std::filesystem;
+
+void replay(const fs::path& root) {
+  if (!fs::is_directory(root)) return;
+  for (const auto& dir : fs::directory_iterator(root)) {
+    if (!dir.is_directory()) continue;
+    const std::string target = dir.path().filename().string();
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      if (!f.is_regular_file()) continue;
+      SCOPED_TRACE(f.path().string());
+      const std::string data = test::read_file(f.path());
+      EXPECT_NO_THROW(fuzz::run_target(target, data));
+    }
+  }
+}
+
+TEST(FuzzRegressions, EveryRecordedInputPassesItsProperties) {
+  replay(fs::path(MFU_SOURCE_DIR) / "tests/fuzz/regressions");
+  replay(fs::path(MFU_SOURCE_DIR) / "tests/fuzz/seeds");
+}
+
+TEST(FuzzRegressions, EveryTargetHasAName) {
+  EXPECT_EQ(fuzz::targets().size(), 18u);
+  EXPECT_THROW(fuzz::run_target("no_such_target", ""), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace mfu
