@@ -146,9 +146,13 @@ std::optional<double> GpuSpec::dense_peak(Dtype d) const {
 
 std::string normalize_gpu_name(std::string_view name) { return join(name_tokens(name)); }
 
-GpuDatabase GpuDatabase::builtin() {
-  GpuDatabase db;
-  db.merge_json(detail::embedded_gpus_json(), "built-in data/gpus.json");
+const GpuDatabase& GpuDatabase::builtin() {
+  // Parsed once: analyze() and project() take it as a default argument.
+  static const GpuDatabase db = [] {
+    GpuDatabase d;
+    d.merge_json(detail::embedded_gpus_json(), "built-in data/gpus.json");
+    return d;
+  }();
   return db;
 }
 

@@ -52,7 +52,7 @@ struct GpuMatch {
 class GpuDatabase {
  public:
   /// The database compiled into the binary.
-  [[nodiscard]] static GpuDatabase builtin();
+  [[nodiscard]] static const GpuDatabase& builtin();
   /// builtin() plus the file named by `path` (or by MFU_GPU_DB when `path` is empty).
   [[nodiscard]] static GpuDatabase load(const std::string& path = {});
 

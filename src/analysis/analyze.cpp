@@ -688,6 +688,16 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
                            "check --gpus (all GPUs of the job), the accelerator or --peak (dense, per GPU), and the "
                            "model or --tokens-per-step");
   }
+  if (a.mfu_steady && *a.mfu_steady > 1.0 + 1e-9) {
+    std::string inputs;
+    for (const auto& u : a.used) inputs += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
+    throw ImpossibleResult(
+        fmt::format("steady-state MFU would be {}, which is impossible; inputs: {}", format_percent(*a.mfu_steady),
+                    inputs),
+        timeline ? "the log's timestamps leave less time than its step times say: check that they come from one "
+                   "clock, and --gpus, the accelerator and the model"
+                 : "check --gpus (all GPUs of the job), the accelerator or --peak, and the model or --tokens-per-step");
+  }
   for (std::size_t b = 0; b < detail::kBucketCount; ++b) {
     if (wf.seconds(static_cast<B>(b)) < -1e-9) throw ImpossibleResult("a lost-time bucket came out negative");
   }
