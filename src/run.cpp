@@ -67,8 +67,22 @@ class Column {
     if (i >= size_) return fill_;
     return chunks_[i / kChunk][i % kChunk];
   }
-  /// Makes room for index i, filling new slots with the fill value.
+  /// Makes room for index n-1, filling new slots with the fill value. The first chunk grows by
+  /// doubling, so that a short log does not pay for 64K slots per column.
   void ensure(std::size_t n) {
+    if (n <= kChunk && (chunks_.empty() || cap0_ < n)) {
+      std::size_t cap = std::max<std::size_t>(cap0_ == 0 ? 256 : cap0_ * 2, 256);
+      while (cap < n) cap *= 2;
+      cap = std::min(cap, kChunk);
+      std::unique_ptr<T[]> grown(new T[cap]);
+      if (!chunks_.empty()) std::copy_n(chunks_[0].get(), cap0_, grown.get());
+      std::fill_n(grown.get() + cap0_, cap - cap0_, fill_);
+      if (chunks_.empty()) chunks_.push_back(std::move(grown));
+      else chunks_[0] = std::move(grown);
+      cap0_ = cap;
+    } else if (n > kChunk && cap0_ < kChunk) {
+      ensure(kChunk);
+    }
     while (chunks_.size() * kChunk < n) {
       chunks_.emplace_back(new T[kChunk]);
       std::fill_n(chunks_.back().get(), kChunk, fill_);
@@ -95,15 +109,19 @@ class Column {
       size_ = n;
     }
   }
-  [[nodiscard]] std::size_t bytes() const { return chunks_.size() * kChunk * sizeof(T); }
+  [[nodiscard]] std::size_t bytes() const {
+    return chunks_.empty() ? 0 : (cap0_ + (chunks_.size() - 1) * kChunk) * sizeof(T);
+  }
   void clear() {
     chunks_.clear();
     size_ = 0;
+    cap0_ = 0;
   }
-  Column(const Column& o) : fill_(o.fill_), size_(o.size_) {
-    for (const auto& c : o.chunks_) {
-      chunks_.emplace_back(new T[kChunk]);
-      std::copy_n(c.get(), kChunk, chunks_.back().get());
+  Column(const Column& o) : fill_(o.fill_), size_(o.size_), cap0_(o.cap0_) {
+    for (std::size_t c = 0; c < o.chunks_.size(); ++c) {
+      const std::size_t cap = c == 0 ? o.cap0_ : kChunk;
+      chunks_.emplace_back(new T[cap]);
+      std::copy_n(o.chunks_[c].get(), cap, chunks_.back().get());
     }
   }
   Column& operator=(const Column& o) {
@@ -112,6 +130,7 @@ class Column {
       std::swap(chunks_, tmp.chunks_);
       size_ = o.size_;
       fill_ = o.fill_;
+      cap0_ = o.cap0_;
     }
     return *this;
   }
@@ -121,6 +140,7 @@ class Column {
  private:
   T fill_;
   std::size_t size_ = 0;
+  std::size_t cap0_ = 0;  // slots in the first chunk (the others hold kChunk)
   std::vector<std::unique_ptr<T[]>> chunks_;
 };
 

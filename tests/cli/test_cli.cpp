@@ -259,3 +259,46 @@ TEST(Cli, FollowReadsAppendedLinesAndReportsOnInterrupt) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+/// The HTML report rendered by a real browser (headless Chromium, when installed: the CI
+/// set-up installs it): the page loads, its charts are in the rendered document, and a
+/// screenshot is produced.
+TEST(Cli, HtmlReportRendersInAHeadlessBrowser) {
+  namespace fs = std::filesystem;
+  std::string browser;
+  for (const char* b : {"chromium", "chromium-browser", "google-chrome"}) {
+    if (std::system((std::string("command -v ") + b + " >/dev/null 2>&1").c_str()) == 0) {
+      browser = b;
+      break;
+    }
+  }
+  if (browser.empty()) GTEST_SKIP() << "no headless browser installed (tools/setup.sh installs chromium)";
+  const fs::path dir = fs::temp_directory_path() / ("mfu-html-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path html = dir / "report.html", png = dir / "report.png", dom = dir / "dom.html";
+  const auto r = test::run_mfu("analyze examples/megatron-deepspeed_gpt3-125m_8gpu.log --gpu a100 --output html -o " +
+                               test::shell_quote(html.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,2200 ";
+  const std::string url = "file://" + html.string();
+  ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--screenshot=" + png.string() + " " + url +
+                         " >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--dump-dom " + url + " >" + dom.string() + " 2>/dev/null")
+                            .c_str()),
+            0);
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 20000u);  // a page with charts, not a blank one
+  const std::string rendered = test::read_file(dom);
+  EXPECT_NE(rendered.find("id=\"steptime\""), std::string::npos);
+  EXPECT_NE(rendered.find("id=\"waterfall\""), std::string::npos);
+  EXPECT_NE(rendered.find("MFU 2.3%"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mfu
