@@ -15,5 +15,5 @@ if [ "${MFU_SKIP_SANITIZERS:-0}" != 1 ]; then
     ctest --test-dir build-asan -j "$JOBS" --output-on-failure -E install_consumer
 fi
 if [ "${MFU_SKIP_FUZZ:-0}" != 1 ] && [ -x tests/fuzz/run.sh ]; then
-  tests/fuzz/run.sh "${MFU_FUZZ_SECONDS:-20}"
+  tests/fuzz/run.sh "${MFU_FUZZ_SECONDS:-10}"
 fi

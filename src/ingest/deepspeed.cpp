@@ -80,7 +80,7 @@ class DeepSpeedParser : public LineParser {
       return;
     }
     if (starts_with(trim(text), "epoch:") && contains(text, "|step:")) {
-      if (auto v = number_after(text, "|step:")) rlhf_step_ = static_cast<std::int64_t>(*v);
+      if (auto v = number_after(text, "|step:")) rlhf_step_ = as_step(*v);
       return;
     }
     if (contains(text, "--- DeepSpeed Flops Profiler ---")) {
@@ -90,12 +90,12 @@ class DeepSpeedParser : public LineParser {
       return;
     }
     if (const std::size_t p = text.find("] step="); p != std::string_view::npos) {
-      if (auto v = number_after(text.substr(p), "step=")) engine_step_ = static_cast<std::int64_t>(*v);
+      if (auto v = number_after(text.substr(p), "step=")) engine_step_ = as_step(*v);
       return;
     }
     if (contains(text, "RunningAvgSamplesPerSec=")) {
       // "epoch=0/micro_step=34/global_step=34, RunningAvg..." or "0/10, RunningAvg..."
-      if (auto v = number_after(text, "global_step=")) engine_step_ = static_cast<std::int64_t>(*v);
+      if (auto v = number_after(text, "global_step=")) engine_step_ = as_step(*v);
       if (auto v = number_after(text, "CurrSamplesPerSec=")) curr_samples_per_s_ = *v;
       return;
     }
@@ -234,7 +234,7 @@ class DeepSpeedParser : public LineParser {
       return;
     }
     if (contains(t, "Profile Summary at step")) {
-      if (auto v = number_after(t, "step")) profiler_.step = static_cast<std::int64_t>(*v);
+      if (auto v = number_after(t, "step")) profiler_.step = as_step(*v);
       profiler_started_ = true;
       return;
     }

@@ -29,15 +29,14 @@ namespace {
 constexpr std::size_t kSniffBytes = std::size_t{1} << 20;
 
 std::string read_head(ByteSource& src, std::size_t n) {
+  // In 64 KiB steps: a short input does not pay for a MiB.
   std::string head;
-  head.resize(n);
-  std::size_t have = 0;
-  while (have < n) {
-    const std::size_t got = src.read(head.data() + have, n - have);
+  char buf[1 << 16];
+  while (head.size() < n) {
+    const std::size_t got = src.read(buf, std::min(sizeof buf, n - head.size()));
     if (got == 0) break;
-    have += got;
+    head.append(buf, got);
   }
-  head.resize(have);
   return head;
 }
 

@@ -1,5 +1,6 @@
 #include "ingest/line_reader.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace mfu::detail {
@@ -9,7 +10,10 @@ constexpr std::size_t kBlock = std::size_t{4} << 20;
 }
 
 LineReader::LineReader(ByteSource& source, std::size_t max_line) : src_(source), max_line_(max_line) {
-  buf_.resize(kBlock + kLinePadding);
+  // Small inputs get a small buffer; it grows (doubling) up to kBlock, or beyond for a long line.
+  const std::uint64_t hint = source.size_hint();
+  const std::size_t first = hint > 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, hint + 1)) : std::size_t{64} << 10;
+  buf_.resize(std::max<std::size_t>(first, 4096) + kLinePadding);
 }
 
 bool LineReader::fill() {
@@ -20,7 +24,11 @@ bool LineReader::fill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ + kBlock / 4 + kLinePadding > buf_.size()) buf_.resize(std::max(buf_.size() * 2, end_ + kBlock + kLinePadding));
+  const std::size_t cap = buf_.size() - kLinePadding;
+  if (end_ + cap / 4 > cap) {
+    // Less than a quarter free: double (a long line, or a stream larger than the first guess).
+    buf_.resize(std::max(cap * 2, end_ + std::min(cap, kBlock)) + kLinePadding);
+  }
   const std::size_t got = src_.read(buf_.data() + end_, buf_.size() - end_ - kLinePadding);
   if (got == 0) {
     eof_ = true;

@@ -46,7 +46,7 @@ class MaxTextParser : public LineParser {
       out_.malformed(number, "a MaxText 'completed step' line without a positive 'seconds' value");
       return;
     }
-    it.step = static_cast<std::int64_t>(*step);
+    it.step = as_step(*step);
     it.time_s = *secs;
     auto tflops = number_after(t, "TFLOP/s/device:");
     if (!tflops) tflops = number_after(t, "TFLOP/s:");

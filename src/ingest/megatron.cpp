@@ -195,7 +195,7 @@ class MegatronParser : public LineParser {
       Event e;
       e.kind = EventKind::kCheckpointSave;
       e.line = static_cast<std::uint32_t>(number);
-      if (auto v = number_after(text, "saving checkpoint at iteration")) e.step = static_cast<std::int64_t>(*v);
+      if (auto v = number_after(text, "saving checkpoint at iteration")) e.step = as_step(*v);
       e.timestamp_s = find_timestamp(text);
       save_start_ts_ = e.timestamp_s;
       e.detail = "checkpoint save";
@@ -215,7 +215,7 @@ class MegatronParser : public LineParser {
       Event e;
       e.kind = EventKind::kEval;
       e.line = static_cast<std::uint32_t>(number);
-      if (auto v = number_after(text, "at iteration")) e.step = static_cast<std::int64_t>(*v);
+      if (auto v = number_after(text, "at iteration")) e.step = as_step(*v);
       e.timestamp_s = find_timestamp(text);
       e.detail = "validation";
       out_.add_event(std::move(e));
@@ -226,7 +226,7 @@ class MegatronParser : public LineParser {
         Event e;
         e.kind = EventKind::kCheckpointLoad;
         e.line = static_cast<std::uint32_t>(number);
-        if (auto v = number_after(text, "at iteration")) e.step = static_cast<std::int64_t>(*v);
+        if (auto v = number_after(text, "at iteration")) e.step = as_step(*v);
         e.timestamp_s = find_timestamp(text);
         e.detail = "checkpoint load";
         out_.add_event(std::move(e));

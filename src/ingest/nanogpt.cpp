@@ -38,7 +38,7 @@ class NanoGptParser : public LineParser {
       Event e;
       e.kind = EventKind::kEval;
       e.line = static_cast<std::uint32_t>(number);
-      if (auto v = number_after(t, "step")) e.step = static_cast<std::int64_t>(*v);
+      if (auto v = number_after(t, "step")) e.step = as_step(*v);
       e.detail = "evaluation (duration not printed)";
       out_.add_event(std::move(e));
       return;
@@ -77,7 +77,7 @@ class NanoGptParser : public LineParser {
     auto step = take_number(s);
     if (!step || *step < 0 || s.empty() || s.front() != ':') return;
     Iteration it;
-    it.step = static_cast<std::int64_t>(*step);
+    it.step = as_step(*step);
     it.line = static_cast<std::uint32_t>(number);
     if (auto v = number_after(t, "loss")) it.loss = *v;
     const std::size_t tp = t.find("time ");
@@ -108,7 +108,7 @@ class NanoGptParser : public LineParser {
       if (auto total = take_number(s)) out_.meta("train_iters", *total, number, false);
     }
     Iteration it;
-    it.step = static_cast<std::int64_t>(*step);
+    it.step = as_step(*step);
     it.line = static_cast<std::uint32_t>(number);
     if (auto v = number_after(t, "train loss")) it.loss = *v;
     const std::size_t open = t.find('(');
@@ -144,14 +144,14 @@ class NanoGptParser : public LineParser {
     }
     auto train_ms = number_after(t, "train_time:");
     if (contains(t, "val_loss:")) {
-      if (train_ms && static_cast<std::int64_t>(*step) >= prev_step_) {
+      if (train_ms && as_step(*step) >= prev_step_) {
         prev_train_s_ = *train_ms / 1000.0;
-        prev_step_ = static_cast<std::int64_t>(*step);
+        prev_step_ = as_step(*step);
       }
       Event e;
       e.kind = EventKind::kEval;
       e.line = static_cast<std::uint32_t>(number);
-      e.step = static_cast<std::int64_t>(*step);
+      e.step = as_step(*step);
       e.detail = "validation (not counted in train_time; its duration is not printed)";
       out_.add_event(std::move(e));
       return;
@@ -161,7 +161,7 @@ class NanoGptParser : public LineParser {
       return;
     }
     Iteration it;
-    it.step = static_cast<std::int64_t>(*step);
+    it.step = as_step(*step);
     it.line = static_cast<std::uint32_t>(number);
     if (auto v = number_after(t, "train_loss:")) it.loss = *v;
     const double now = *train_ms / 1000.0;

@@ -74,7 +74,7 @@ class TorchtitanParser : public LineParser {
       return;
     }
     Iteration it;
-    it.step = static_cast<std::int64_t>(*step);
+    it.step = as_step(*step);
     it.line = static_cast<std::uint32_t>(number);
     it.timestamp_s = ts;
     it.rank = rank;

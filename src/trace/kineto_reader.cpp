@@ -174,12 +174,14 @@ std::optional<std::int64_t> micros_to_ns(std::string_view s) {
   }
   std::int64_t whole = 0;
   std::size_t digits = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9' && digits < 17) {
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    if (++digits > 16) return std::nullopt;
     whole = whole * 10 + (s[i] - '0');
     ++i;
-    ++digits;
   }
   if (digits == 0) return std::nullopt;
+  // Beyond 9e15 microseconds (285 years from the epoch) the nanoseconds would not fit an int64.
+  if (whole > 9'000'000'000'000'000) return std::nullopt;
   std::int64_t frac = 0;
   int fd = 0;
   if (i < s.size() && s[i] == '.') {
@@ -194,7 +196,7 @@ std::optional<std::int64_t> micros_to_ns(std::string_view s) {
   }
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     auto d = parse_double(s);
-    if (!d) return std::nullopt;
+    if (!d || !(std::fabs(*d) < 9e15)) return std::nullopt;
     return static_cast<std::int64_t>(std::llround(*d * 1000.0));
   }
   while (fd < 3) {
@@ -213,7 +215,7 @@ std::optional<std::int64_t> raw_int(std::string_view ev, std::string_view key) {
   if (ec != std::errc()) {
     // Some writers print integers as floats ("dur": 68.0).
     auto d = parse_double(v);
-    if (!d) return std::nullopt;
+    if (!d || !(std::fabs(*d) < 9e18)) return std::nullopt;
     return static_cast<std::int64_t>(*d);
   }
   (void)p;
