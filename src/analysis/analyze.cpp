@@ -326,7 +326,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   double warm_time = 0;
   double reported_sum = 0, reported_time = 0, recomputed_sum = 0;
   std::size_t capped = 0, capped_steady = 0, steady_records = 0;
-  std::vector<detail::Weighted> mfu_w;
+  std::vector<detail::WeightedF> mfu_w;
   // The split of steady steps (stall excess left out), for mfu whatif.
   std::array<double, detail::kBucketCount> step_split{};
   double step_weight = 0;
@@ -511,7 +511,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       productive += base;
       if (known(fpi)) flops_steady += fpi * c;
       if (known(tokens)) tokens_steady += tokens * c;
-      if (known(fpi) && can_ideal) mfu_w.push_back({fpi / (P * G * t), c});
+      if (known(fpi) && can_ideal) mfu_w.push_back({static_cast<float>(fpi / (P * G * t)), static_cast<float>(c)});
       if (known(it.reported_flops_per_gpu)) {
         reported_sum += it.reported_flops_per_gpu * c * t;
         reported_time += c * t;

@@ -6,7 +6,8 @@
 namespace mfu::detail {
 namespace {
 
-bool equal_weights(const std::vector<Weighted>& v) {
+template <class Item>
+bool equal_weights(const std::vector<Item>& v) {
   for (const auto& w : v)
     if (w.weight != v.front().weight) return false;
   return true;
@@ -14,10 +15,11 @@ bool equal_weights(const std::vector<Weighted>& v) {
 
 /// The same quantile as the weighted rule below when every weight is equal, in O(n) with
 /// nth_element: position q*n - 0.5 between order statistics, clamped to the ends.
-double equal_weight_quantile(std::vector<Weighted>& v, double q) {
+template <class Item>
+double equal_weight_quantile(std::vector<Item>& v, double q) {
   const double n = static_cast<double>(v.size());
   const double p = q * n - 0.5;
-  auto by_value = [](const Weighted& a, const Weighted& b) { return a.value < b.value; };
+  auto by_value = [](const Item& a, const Item& b) { return a.value < b.value; };
   if (p <= 0) return std::min_element(v.begin(), v.end(), by_value)->value;
   if (p >= n - 1) return std::max_element(v.begin(), v.end(), by_value)->value;
   const auto lo = static_cast<std::size_t>(std::floor(p));
@@ -31,10 +33,11 @@ double equal_weight_quantile(std::vector<Weighted>& v, double q) {
 
 }  // namespace
 
-double weighted_quantile(std::vector<Weighted>& v, double q) {
+template <class Item>
+double weighted_quantile(std::vector<Item>& v, double q) {
   if (v.empty()) return kUnknown;
   if (equal_weights(v)) return v.front().weight > 0 ? equal_weight_quantile(v, q) : kUnknown;
-  auto by_value = [](const Weighted& a, const Weighted& b) { return a.value < b.value; };
+  auto by_value = [](const Item& a, const Item& b) { return a.value < b.value; };
   if (!std::is_sorted(v.begin(), v.end(), by_value)) std::sort(v.begin(), v.end(), by_value);
   double total = 0;
   for (const auto& w : v) total += w.weight;
@@ -55,20 +58,21 @@ double weighted_quantile(std::vector<Weighted>& v, double q) {
   return v.back().value;
 }
 
-Distribution distribution(std::vector<Weighted> values, bool tails) {
+template <class Item>
+Distribution distribution(std::vector<Item> values, bool tails) {
   Distribution d;
   values.erase(std::remove_if(values.begin(), values.end(),
-                              [](const Weighted& w) { return !std::isfinite(w.value) || w.weight <= 0; }),
+                              [](const Item& w) { return !std::isfinite(w.value) || w.weight <= 0; }),
                values.end());
   if (values.empty()) return d;
   double sum = 0, wsum = 0;
   d.min = values.front().value;
   d.max = values.front().value;
   for (const auto& w : values) {
-    sum += w.value * w.weight;
-    wsum += w.weight;
-    d.min = std::min(d.min, w.value);
-    d.max = std::max(d.max, w.value);
+    sum += static_cast<double>(w.value) * static_cast<double>(w.weight);
+    wsum += static_cast<double>(w.weight);
+    d.min = std::min<double>(d.min, w.value);
+    d.max = std::max<double>(d.max, w.value);
   }
   d.count = values.size();
   d.mean = sum / wsum;
@@ -78,9 +82,14 @@ Distribution distribution(std::vector<Weighted> values, bool tails) {
     d.p95 = weighted_quantile(values, 0.95);
   }
   // The absolute deviations overwrite the values: one buffer for both.
-  for (auto& w : values) w.value = std::fabs(w.value - d.median);
+  for (auto& w : values) w.value = static_cast<decltype(w.value)>(std::fabs(w.value - d.median));
   d.mad = weighted_quantile(values, 0.5);
   return d;
 }
+
+template double weighted_quantile<Weighted>(std::vector<Weighted>&, double);
+template double weighted_quantile<WeightedF>(std::vector<WeightedF>&, double);
+template Distribution distribution<Weighted>(std::vector<Weighted>, bool);
+template Distribution distribution<WeightedF>(std::vector<WeightedF>, bool);
 
 }  // namespace mfu::detail

@@ -14,10 +14,19 @@ struct Weighted {
   double weight;
 };
 
-/// Quantile q in [0,1] of weighted values (sorted in place); NaN when empty.
-[[nodiscard]] double weighted_quantile(std::vector<Weighted>& values, double q);
+/// Half the memory, for series only reported (per-iteration MFU): 7 significant digits.
+struct WeightedF {
+  float value;
+  float weight;
+};
+
+/// Quantile q in [0,1] of weighted values (reordered in place); NaN when empty. Instantiated
+/// for Weighted and WeightedF.
+template <class Item>
+[[nodiscard]] double weighted_quantile(std::vector<Item>& values, double q);
 
 /// mean, median, p05, p95, min, max and MAD of the values (p05/p95 only when `tails`).
-[[nodiscard]] Distribution distribution(std::vector<Weighted> values, bool tails = true);
+template <class Item>
+[[nodiscard]] Distribution distribution(std::vector<Item> values, bool tails = true);
 
 }  // namespace mfu::detail

@@ -25,11 +25,13 @@ void RunBuilder::add_event(Event e) {
 
 void RunBuilder::meta(const std::string& key, double value, std::uint64_t line, bool overwrite) {
   if (!std::isfinite(value)) return;
+  if (!overwrite && run.meta.has(key)) return;  // parsers call this on every record line
   run.meta.set(key, value, where(line), overwrite);
 }
 
 void RunBuilder::meta(const std::string& key, const std::string& value, std::uint64_t line, bool overwrite) {
   if (value.empty()) return;
+  if (!overwrite && run.meta.has(key)) return;
   run.meta.set(key, value, where(line), overwrite);
 }
 

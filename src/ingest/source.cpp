@@ -44,7 +44,8 @@ class FdSource : public ByteSource {
 class RangeSource : public ByteSource {
  public:
   RangeSource(int fd, std::string name, std::uint64_t begin, std::uint64_t end)
-      : fd_(fd), name_(std::move(name)), pos_(begin), end_(end) {}
+      : fd_(fd), name_(std::move(name)), pos_(begin), end_(end), size_(end - begin) {}
+  std::uint64_t size_hint() const override { return size_; }
   ~RangeSource() override { ::close(fd_); }
   RangeSource(const RangeSource&) = delete;
   RangeSource& operator=(const RangeSource&) = delete;
@@ -66,7 +67,7 @@ class RangeSource : public ByteSource {
  private:
   int fd_;
   std::string name_;
-  std::uint64_t pos_, end_;
+  std::uint64_t pos_, end_, size_;
 };
 
 class MemorySource : public ByteSource {
