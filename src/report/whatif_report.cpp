@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/waterfall.hpp"
 #include "mfu/error.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
@@ -66,18 +67,6 @@ std::string change_pp(const std::optional<double>& before, const std::optional<d
   return fmt::format("{:+.1f} pp", d);
 }
 
-const char* bucket_text(const std::string& name) {
-  if (name == "compute") return "compute at peak";
-  if (name == "compute_inefficiency") return "compute below peak";
-  if (name == "comm") return "exposed communication";
-  if (name == "io") return "data / I/O wait";
-  if (name == "idle") return "idle, stalls and bubble";
-  if (name == "checkpoint") return "checkpointing";
-  if (name == "restart") return "restarts";
-  if (name == "startup") return "startup and warm-up";
-  if (name == "eval") return "evaluation";
-  return "unattributed";
-}
 
 nlohmann::json numbers_json(const ProjectedNumbers& n) {
   nlohmann::json j;
@@ -162,7 +151,7 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
     };
     const double x = get(m.step), y = get(q.step);
     if (x <= 0 && y <= 0) continue;
-    split.push_back({bucket_text(b), format_duration(x), format_duration(y), change(x, y)});
+    split.push_back({detail::bucket_label(b), format_duration(x), format_duration(y), change(x, y)});
   }
   print_table(split, format, out);
   text_lines("notes", p.notes, format, out);
