@@ -115,7 +115,7 @@ std::string alias_key(std::string_view s) {
 std::int64_t get_int(const nlohmann::json& j, std::initializer_list<const char*> keys) {
   for (const char* k : keys) {
     auto it = j.find(k);
-    if (it != j.end() && it->is_number()) return static_cast<std::int64_t>(it->get<double>());
+    if (it != j.end() && it->is_number()) return detail::as_count(it->get<double>(), 1e9);
   }
   return 0;
 }

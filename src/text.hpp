@@ -111,6 +111,12 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   return (std::isfinite(v) && v >= 0 && v <= 9e15) ? static_cast<std::int64_t>(v) : -1;
 }
 
+/// A count read from a log as a double: the whole number when it is finite and within
+/// [0, limit], else `fallback` (a model dimension of 1e120 is unknown, not undefined behaviour).
+[[nodiscard]] inline std::int64_t as_count(double v, double limit = 9e15, std::int64_t fallback = 0) {
+  return (std::isfinite(v) && v >= 0 && v <= limit) ? static_cast<std::int64_t>(v) : fallback;
+}
+
 /// Parses the whole of `s` as a double. Accepts "nan", "inf", "-inf"; returns nullopt on junk.
 [[nodiscard]] inline std::optional<double> parse_double(std::string_view s) {
   s = trim(s);

@@ -11,6 +11,7 @@
 #include "analysis/resolve.hpp"
 #include "analysis/stats.hpp"
 #include "analysis/waterfall.hpp"
+#include "text.hpp"
 #include "mfu/error.hpp"
 #include "mfu/units.hpp"
 
@@ -60,6 +61,7 @@ namespace {
 
 using detail::B;
 using detail::Waterfall;
+using detail::as_count;
 
 struct EventIndex {
   std::set<std::int64_t> checkpoint_steps;
@@ -266,9 +268,9 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
         best->second >= static_cast<int>(0.6 * static_cast<double>(stall_steps.size() - 1))) {
       a.stalls.period_steps = best->first;
       for (const char* key : {"save_interval", "eval_interval", "log_interval"}) {
-        if (auto v = run.meta.number(key); v && *v > 0 && static_cast<std::int64_t>(*v) % best->first == 0 &&
-                                           static_cast<std::int64_t>(*v) <= best->first * 1) {
-          a.stalls.period_cause = fmt::format("{} {}", key, static_cast<std::int64_t>(*v));
+        if (auto v = run.meta.number(key); v && as_count(*v) > 0 && as_count(*v) % best->first == 0 &&
+                                           as_count(*v) <= best->first * 1) {
+          a.stalls.period_cause = fmt::format("{} {}", key, as_count(*v));
           break;
         }
       }

@@ -10,7 +10,8 @@
 namespace mfu::detail {
 namespace {
 
-std::int64_t as_int(std::optional<double> v) { return v ? static_cast<std::int64_t>(*v) : 0; }
+/// Model dimensions from a log; beyond 1e9 they are nonsense and read as unknown (0).
+std::int64_t as_int(std::optional<double> v) { return v ? as_count(*v, 1e9) : 0; }
 
 /// The model shape the log describes (Megatron args, torchtitan config, MLPerf keys).
 std::optional<ModelShape> model_from_meta(const RunMeta& meta) {
@@ -18,15 +19,14 @@ std::optional<ModelShape> model_from_meta(const RunMeta& meta) {
   ModelShape m;
   m.id = "log";
   m.name = meta.text("model_name")
-               .value_or(fmt::format("{} layers, hidden {}, {} heads", static_cast<std::int64_t>(*meta.number("layers")),
-                                     static_cast<std::int64_t>(*meta.number("hidden")),
-                                     static_cast<std::int64_t>(*meta.number("heads"))));
+               .value_or(fmt::format("{} layers, hidden {}, {} heads", as_int(meta.number("layers")),
+                                     as_int(meta.number("hidden")), as_int(meta.number("heads"))));
   m.source = meta.source("layers");
   m.layers = as_int(meta.number("layers"));
   m.hidden = as_int(meta.number("hidden"));
   m.heads = as_int(meta.number("heads"));
   if (auto kv = meta.number("kv_heads")) {
-    m.kv_heads = static_cast<std::int64_t>(*kv);
+    m.kv_heads = as_int(kv);
   } else if (meta.number("gqa").value_or(0) > 0 && meta.number("query_groups")) {
     m.kv_heads = as_int(meta.number("query_groups"));
   }
@@ -37,13 +37,13 @@ std::optional<ModelShape> model_from_meta(const RunMeta& meta) {
   m.gated_mlp = meta.number("swiglu").value_or(0) > 0;
   m.tied_embeddings = meta.number("tied_embeddings").value_or(0) > 0;
   if (auto e = meta.number("experts"); e && *e > 1) {
-    m.experts = static_cast<std::int64_t>(*e);
+    m.experts = as_int(e);
     m.top_k = as_int(meta.number("top_k"));
     if (m.top_k == 0) m.top_k = 2;  // Megatron's default --moe-router-topk
     m.moe_ffn = as_int(meta.number("moe_ffn"));
     if (auto sh = meta.number("shared_expert_ffn"); sh && m.eff_moe_ffn() > 0)
-      m.shared_experts = static_cast<std::int64_t>(*sh) / m.eff_moe_ffn();
-    if (auto f = meta.number("moe_layer_freq")) m.moe_layer_freq = static_cast<std::int64_t>(*f);
+      m.shared_experts = as_int(sh) / m.eff_moe_ffn();
+    if (auto f = meta.number("moe_layer_freq")) m.moe_layer_freq = std::max<std::int64_t>(1, as_int(f));
   }
   return m;
 }
@@ -192,7 +192,7 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
   }
   if (r.model) {
     if (known(r.seq_len)) {
-      r.model->seq_len = static_cast<std::int64_t>(r.seq_len);
+      r.model->seq_len = as_count(r.seq_len, 1e9);
     } else if (r.model->seq_len > 0) {
       r.seq_len = static_cast<double>(r.model->seq_len);
       use("seq_len", format_number(r.seq_len), "model default (" + model_source + ")");
@@ -216,7 +216,7 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
   if (r.model) {
     try {
       r.fpt = training_flops_per_token(*r.model, r.convention, r.recompute,
-                                       known(r.seq_len) ? static_cast<std::int64_t>(r.seq_len) : 0);
+                                       known(r.seq_len) ? as_count(r.seq_len, 1e9) : 0);
       if (!r.fpt->note.empty()) r.warnings.push_back(r.fpt->note);
     } catch (const Error& e) {
       r.unknowns.push_back(std::string("model FLOPs: ") + e.what() + " (" + e.hint() + ")");
@@ -281,7 +281,7 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     const Recompute frc = *r.framework_convention == Convention::kMegatronDeepSpeed ? r.recompute : Recompute::kNone;
     try {
       r.framework_fpt = training_flops_per_token(fm, *r.framework_convention, frc,
-                                                 known(r.seq_len) ? static_cast<std::int64_t>(r.seq_len) : 0);
+                                                 known(r.seq_len) ? as_count(r.seq_len, 1e9) : 0);
     } catch (const Error&) {
     }
   }

@@ -95,8 +95,8 @@ class HfTrainerParser : public LineParser {
     for (const auto& e : out_.run.events)
       if (e.kind == EventKind::kEval && known(e.duration_s)) eval_total += e.duration_s;
     Iteration agg;
-    agg.step = static_cast<std::int64_t>(steps);
-    agg.count = static_cast<std::uint32_t>(steps);
+    agg.step = as_step(steps);
+    agg.count = static_cast<std::uint32_t>(as_count(steps, 1 << 30, 1));
     agg.line = static_cast<std::uint32_t>(runtime_line_);
     agg.time_s = std::max(0.0, runtime_ - eval_total) / steps;
     if (known(samples_per_s_)) agg.samples = samples_per_s_ * runtime_ / steps;
@@ -106,7 +106,7 @@ class HfTrainerParser : public LineParser {
     out_.add(agg);
     out_.info(runtime_line_, fmt::format("the log has no per-step time: the run is read as one record of {} steps "
                                          "averaged from train_runtime{}",
-                                         static_cast<std::int64_t>(steps),
+                                         as_step(steps),
                                          eval_total > 0 ? " minus the evaluation time" : ""));
   }
 
@@ -127,7 +127,7 @@ class HfTrainerParser : public LineParser {
       e.kind = EventKind::kEval;
       e.duration_s = *er;
       e.line = static_cast<std::uint32_t>(number);
-      e.step = static_cast<std::int64_t>(num(d, "step").value_or(max_step_ > 0 ? max_step_ : 0));
+      e.step = as_step(num(d, "step").value_or(max_step_ > 0 ? static_cast<double>(max_step_) : 0.0));
       e.detail = "evaluation";
       out_.add_event(std::move(e));
       return;
@@ -135,7 +135,7 @@ class HfTrainerParser : public LineParser {
     Iteration it;
     it.line = static_cast<std::uint32_t>(number);
     const double step = step_from(d);
-    it.step = known(step) ? static_cast<std::int64_t>(step) : ++implicit_step_;
+    it.step = known(step) ? as_step(step) : ++implicit_step_;
     if (auto v = num(d, "loss")) it.loss = *v;
     if (auto v = num(d, "step_time_ms")) it.time_s = *v / 1000.0;
     else if (auto v2 = num(d, "step_time")) it.time_s = *v2;

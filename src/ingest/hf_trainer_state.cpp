@@ -76,7 +76,7 @@ void parse(std::string_view text, RunBuilder& out) {
         Event ev;
         ev.kind = EventKind::kEval;
         ev.duration_s = er;
-        ev.step = static_cast<std::int64_t>(known(num(e, "step")) ? num(e, "step") : 0);
+        ev.step = as_step(known(num(e, "step")) ? num(e, "step") : 0.0);
         ev.detail = "evaluation";
         out.add_event(ev);
         eval_total += er;
@@ -105,8 +105,8 @@ void parse(std::string_view text, RunBuilder& out) {
     return;
   }
   Iteration agg;
-  agg.step = static_cast<std::int64_t>(steps);
-  agg.count = static_cast<std::uint32_t>(steps);
+  agg.step = as_step(steps);
+  agg.count = static_cast<std::uint32_t>(as_count(steps, 1 << 30, 1));
   agg.line = 1;
   // train_runtime includes the evaluation passes run during training.
   agg.time_s = std::max(0.0, runtime - eval_total) / steps;

@@ -49,8 +49,8 @@ class LightningCsvParser : public LineParser {
       return d ? *d : kUnknown;
     };
     const double step = get(col_step_);
-    if (!known(step)) return;
-    Row& r = rows_[static_cast<std::int64_t>(step)];
+    if (as_step(step) < 0) return;
+    Row& r = rows_[as_step(step)];
     r.line = r.line ? r.line : number;
     auto fill = [](double& dst, double v) {
       if (known(v)) dst = v;

@@ -153,8 +153,9 @@ class MlperfParser : public LineParser {
       return std::nullopt;
     }
     const double steps = std::max(1.0, std::round((p1 - p0) / gbs_));
+    if (as_step(std::round(p1 / gbs_)) < 0 || steps > (1 << 30)) return std::nullopt;  // nonsense counters
     Iteration it;
-    it.step = static_cast<std::int64_t>(std::round(p1 / gbs_));
+    it.step = as_step(std::round(p1 / gbs_));
     it.count = static_cast<std::uint32_t>(steps);
     it.line = static_cast<std::uint32_t>(number);
     it.timestamp_s = t1;
