@@ -140,6 +140,13 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   }
 
   // 4. Restart events.
+  constexpr std::size_t kNamedRestarts = 5;
+  if (seg_start.size() > kNamedRestarts + 1) {
+    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), 0,
+                                         fmt::format("the step counter goes back {} times in all (restarts); the "
+                                                     "first {} are listed",
+                                                     seg_start.size() - 1, kNamedRestarts)});
+  }
   for (std::size_t s = 1; s < seg_start.size(); ++s) {
     const Iteration before = t[seg_start[s] - 1];
     const Iteration after = t[seg_start[s]];
@@ -152,11 +159,14 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     const std::int64_t restored = after.step - static_cast<std::int64_t>(after.count);
     e.steps_lost = std::max<std::int64_t>(0, before.step - restored);
     e.detail = fmt::format("step counter went back from {} to {}", before.step, after.step);
-    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(),
-                                         after.line,
-                                         fmt::format("the step counter goes back from {} to {}: a restart, {} "
-                                                     "iteration(s) redone (counted as lost time)",
-                                                     before.step, after.step, e.steps_lost)});
+    // The first few restarts are named; the rest are counted (diagnostics stay bounded).
+    if (s <= kNamedRestarts) {
+      run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning,
+                                           run.inputs.empty() ? "" : run.inputs.front(), after.line,
+                                           fmt::format("the step counter goes back from {} to {}: a restart, {} "
+                                                       "iteration(s) redone (counted as lost time)",
+                                                       before.step, after.step, e.steps_lost)});
+    }
     run.events.push_back(e);
   }
   std::stable_sort(run.events.begin(), run.events.end(), [](const Event& a, const Event& b) {

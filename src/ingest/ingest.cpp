@@ -285,8 +285,11 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
       for (const auto& rs : r.trace->ranks) ranks.push_back(rs);
       out.inputs.push_back(r.inputs.front());
       out.meta.fill_from(r.meta);
-      for (auto& d : r.diagnostics)
-        if (d.severity != Diagnostic::Severity::kWarning || d.file.empty()) out.diagnostics.push_back(std::move(d));
+      for (auto& d : r.diagnostics) {
+        if (d.severity == Diagnostic::Severity::kWarning && !d.file.empty()) continue;
+        if (out.diagnostics.size() < opt.max_diagnostics) out.diagnostics.push_back(std::move(d));
+        else ++out.suppressed_diagnostics;
+      }
       out.bytes_read += r.bytes_read;
     }
     out.format = "kineto";
@@ -312,7 +315,10 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
       }
       out.inputs.push_back(r.inputs.front());
       out.meta.fill_from(r.meta);
-      for (auto& d : r.diagnostics) out.diagnostics.push_back(std::move(d));
+      for (auto& d : r.diagnostics) {
+        if (out.diagnostics.size() < opt.max_diagnostics) out.diagnostics.push_back(std::move(d));
+        else ++out.suppressed_diagnostics;
+      }
       out.suppressed_diagnostics += r.suppressed_diagnostics;
       out.malformed_lines += r.malformed_lines;
       out.lines_read += r.lines_read;
@@ -342,8 +348,9 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
     if (per_rank) {
       // The same rank twice (a copied file, two runs in one directory) would be counted once
       // by the duplicate merge, silently: say so.
+      std::size_t twice = 0;
       for (std::size_t x = 0; x < logs.size(); ++x) {
-        for (std::size_t y = x + 1; y < logs.size(); ++y) {
+        for (std::size_t y = x + 1; y < logs.size() && twice < 5; ++y) {
           const Run &a = logs[x], &b = logs[y];
           std::vector<std::int32_t> both;
           for (auto rk : a.ranks)
@@ -354,6 +361,7 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
             same_records = p.step == q.step && (p.time_s == q.time_s || (!known(p.time_s) && !known(q.time_s)));
           }
           if (!both.empty() || same_records) {
+            ++twice;
             out.diagnostics.push_back(Diagnostic{
                 Diagnostic::Severity::kWarning, b.inputs.front(), 0,
                 !both.empty() ? fmt::format("holds rank {} as {} does: the same rank twice is counted once",
@@ -391,7 +399,6 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
     out.inputs.push_back(m.inputs.front());
     for (auto& d : m.diagnostics) out.diagnostics.push_back(std::move(d));
   }
-  (void)opt;
   return out;
 }
 
