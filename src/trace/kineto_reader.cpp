@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <regex>
 
 #include "mfu/error.hpp"
 #include "text.hpp"
@@ -538,12 +537,24 @@ RawTrace read_kineto(ByteSource& source, const std::string& name, const KernelPa
   if (out.truncated) out.warnings.push_back("the trace ends before its end (a crashed writer or a cut file): what was read is analyzed");
   if (reader.bad_ > 0) out.warnings.push_back(fmt::format("{} GPU events without a valid ts, dur or pid were skipped", reader.bad_));
   if (out.rank < 0) {
-    static const std::regex rank_re("rank[-_]?([0-9]+)", std::regex::icase);
-    std::smatch m;
-    const std::string base = name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
-    if (std::regex_search(base, m, rank_re)) {
-      out.rank = std::stoi(m[1].str());
-      out.rank_source = "file name";
+    // "rank3", "rank-3", "rank_3" in the file name (any case).
+    const std::string base =
+        to_lower(name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1));
+    for (std::size_t p = base.find("rank"); p != std::string::npos; p = base.find("rank", p + 4)) {
+      std::size_t i = p + 4;
+      if (i < base.size() && (base[i] == '-' || base[i] == '_')) ++i;
+      std::size_t digits = 0;
+      int rank = 0;
+      while (i < base.size() && base[i] >= '0' && base[i] <= '9' && digits < 9) {
+        rank = rank * 10 + (base[i] - '0');
+        ++i;
+        ++digits;
+      }
+      if (digits > 0) {
+        out.rank = rank;
+        out.rank_source = "file name";
+        break;
+      }
     }
   }
   return out;
