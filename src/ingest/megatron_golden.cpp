@@ -45,7 +45,7 @@ void parse(std::string_view text, RunBuilder& out) {
   if (times) {
     for (auto& [k, v] : times->items()) {
       auto s = parse_int(k);
-      if (!s) continue;
+      if (!s || *s < 0) continue;  // step keys are whole numbers >= 0
       const double t = value_of(v);
       if (!known(t)) continue;  // "nan" before the first timed step
       steps.emplace_back(*s, t);
