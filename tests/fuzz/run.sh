@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds the libFuzzer targets with clang (AddressSanitizer + UBSan) and runs each for SECONDS
+# Builds the libFuzzer targets with clang (AddressSanitizer + UBSan, in build-san, configured by
+# tests/fuzz/configure.sh and shared with the sanitizer test run) and runs each for SECONDS
 # (default 60), seeded with ../shared/samples, tests/data, examples and the regression corpus.
 # Prints executions per second per target; exits 1 when a target finds a crash or a violated
 # property (the input is saved as tests/fuzz/findings/crash-TARGET-*: add it to
@@ -10,23 +11,18 @@ set -eu
 SECS="${1:-60}"
 [ $# -gt 0 ] && shift
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD="${MFU_FUZZ_BUILD:-$ROOT/build-fuzz}"
+BUILD="${MFU_FUZZ_BUILD:-$ROOT/build-san}"
 SAMPLES="$ROOT/../shared/samples"
 OUT="$ROOT/tests/fuzz/findings"
 WORK="${TMPDIR:-/tmp}/mfu-fuzz-corpus"
-GEN=""
-command -v ninja >/dev/null 2>&1 && GEN="-G Ninja"
 mkdir -p "$OUT" "$WORK"
 if [ "${MFU_FUZZ_NO_BUILD:-0}" != 1 ]; then
-# shellcheck disable=SC2086
-cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMFU_BUILD_FUZZ=ON -DMFU_SANITIZE=address,undefined -DMFU_BUILD_TESTS=OFF -DMFU_BUILD_BENCH=OFF >/dev/null
-mkdir -p "$OUT" "$WORK"
-if ! cmake --build "$BUILD" -j "${JOBS:-2}" >"$WORK/build.log" 2>&1; then
-  tail -40 "$WORK/build.log"
-  echo "fuzz: the fuzz targets do not build (log: $WORK/build.log)" >&2
-  exit 2
-fi
+  "$ROOT/tests/fuzz/configure.sh" "$BUILD" >/dev/null
+  if ! cmake --build "$BUILD" -j "${JOBS:-2}" >"$WORK/build.log" 2>&1; then
+    tail -40 "$WORK/build.log"
+    echo "fuzz: the fuzz targets do not build (log: $WORK/build.log)" >&2
+    exit 2
+  fi
 fi
 
 ALL="ingest_detect ingest_native ingest_native_csv ingest_megatron ingest_megatron_golden ingest_torchtitan

@@ -41,9 +41,10 @@ struct Fixture {
   Analysis a = analyze_it(run);
 };
 
-const CheckResult& only(const GateResult& r) {
+// Returns a copy: callers pass a temporary GateResult, so a reference would dangle.
+CheckResult only(const GateResult& r) {
   EXPECT_EQ(r.checks.size(), 1u);
-  return r.checks.front();
+  return r.checks.empty() ? CheckResult{} : r.checks.front();
 }
 
 TEST(Gate, MinMfuJustBelowAtAndAbove) {
@@ -84,7 +85,7 @@ TEST(Gate, MaxBucketJustBelowAtAndAbove) {
   for (auto [limit, pass] : {std::pair{comm - 1e-6, false}, std::pair{comm, true}, std::pair{comm + 1e-6, true}}) {
     GateOptions o;
     o.max_bucket["comm"] = limit;
-    const CheckResult& c = only(evaluate_gate(f.a, f.run, o));
+    const CheckResult c = only(evaluate_gate(f.a, f.run, o));
     EXPECT_EQ(c.passed, pass) << limit;
     EXPECT_EQ(c.bucket, "comm");
   }
