@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "embedded_data.hpp"
+#include "json_fields.hpp"
 #include "mfu/error.hpp"
 #include "text.hpp"
 
@@ -128,9 +129,9 @@ bool get_bool(const nlohmann::json& j, const char* key, bool fallback) {
 
 ModelShape shape_from_preset(const nlohmann::json& j) {
   ModelShape s;
-  s.id = j.value("id", "");
-  s.name = j.value("name", s.id);
-  s.source = j.value("source", "");
+  s.id = detail::string_field(j, "id");
+  s.name = detail::string_field(j, "name", s.id);
+  s.source = detail::string_field(j, "source");
   s.layers = get_int(j, {"layers"});
   s.hidden = get_int(j, {"hidden"});
   s.heads = get_int(j, {"heads"});
@@ -218,9 +219,9 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
   }
   ModelShape s;
   s.id = std::filesystem::path(origin).filename().string();
-  s.name = j.value("_name_or_path", j.value("model_type", std::string("custom")));
+  s.name = detail::string_field(j, "_name_or_path", detail::string_field(j, "model_type", "custom"));
   s.source = origin;
-  const std::string type = j.value("model_type", "");
+  const std::string type = detail::string_field(j, "model_type");
   s.layers = get_int(j, {"num_hidden_layers", "n_layer", "num_layers"});
   s.hidden = get_int(j, {"hidden_size", "n_embd", "d_model"});
   s.heads = get_int(j, {"num_attention_heads", "n_head", "num_heads"});
@@ -230,7 +231,7 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
   s.vocab = get_int(j, {"vocab_size", "padded_vocab_size"});
   s.seq_len = get_int(j, {"max_position_embeddings", "n_positions", "seq_length", "max_sequence_length"});
   s.tied_embeddings = get_bool(j, "tie_word_embeddings", type == "gpt2" || type == "opt");
-  const std::string act = j.value("hidden_act", j.value("activation_function", std::string()));
+  const std::string act = detail::string_field(j, "hidden_act", detail::string_field(j, "activation_function"));
   s.gated_mlp = act == "silu" || act == "swiglu" || act == "geglu" || type == "llama" || type == "mistral" ||
                 type == "mixtral" || type == "qwen2" || type == "qwen2_moe" || type == "deepseek_v3" ||
                 type == "deepseek_v2" || type == "qwen3" || type == "qwen3_moe" || type == "gemma" ||

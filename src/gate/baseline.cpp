@@ -19,9 +19,10 @@ Baseline parse_baseline(std::string_view json_text, const std::string& origin) {
   if (!j.contains("schema_version") || !j["schema_version"].is_number())
     throw Error(fmt::format("baseline '{}' has no schema_version: it is not an mfu report", origin),
                 "write one with: mfu analyze RUN.log --output json -o baseline.json");
-  if (j["schema_version"].get<int>() > kJsonSchemaVersion)
-    throw Error(fmt::format("baseline '{}' has schema_version {}, newer than this mfu ({})", origin,
-                            j["schema_version"].get<int>(), kJsonSchemaVersion),
+  // Compared as a double: a huge or fractional number must not go through an int cast.
+  if (const double version = j["schema_version"].get<double>(); !(version <= kJsonSchemaVersion))
+    throw Error(fmt::format("baseline '{}' has schema_version {}, newer than this mfu ({})", origin, version,
+                            kJsonSchemaVersion),
                 "update mfu or regenerate the baseline");
   Baseline b;
   b.path = origin;

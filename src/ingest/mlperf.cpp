@@ -10,6 +10,7 @@
 
 #include "ingest/parser.hpp"
 #include "ingest/system_json.hpp"
+#include "json_fields.hpp"
 #include "text.hpp"
 
 namespace mfu::detail {
@@ -39,7 +40,7 @@ class MlperfParser : public LineParser {
       out_.malformed(number, "an :::MLLOG line whose JSON does not parse");
       return;
     }
-    const std::string key = j.value("key", "");
+    const std::string key = detail::string_field(j, "key");
     const double t = num(j, "time_ms") / 1000.0;
     if (known(t)) out_.timestamp(t);
     const nlohmann::json meta = j.contains("metadata") ? j["metadata"] : nlohmann::json::object();

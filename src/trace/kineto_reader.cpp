@@ -429,11 +429,12 @@ void metadata(std::string_view key, std::string_view value, RawTrace& out) {
   }
   if (key == "distributedInfo") {
     std::int64_t v = 0;
-    if (!e["rank"].get(v)) {
+    constexpr std::int64_t kMaxRanks = 1 << 24;  // beyond any real job: larger values are garbage
+    if (!e["rank"].get(v) && v >= 0 && v < kMaxRanks) {
       out.rank = static_cast<int>(v);
       out.rank_source = "distributedInfo";
     }
-    if (!e["world_size"].get(v)) out.world_size = static_cast<int>(v);
+    if (!e["world_size"].get(v) && v > 0 && v <= kMaxRanks) out.world_size = static_cast<int>(v);
     return;
   }
   simdjson::dom::array devices;

@@ -148,6 +148,12 @@ TEST(Model, ReadsHuggingFaceConfig) {
   EXPECT_DOUBLE_EQ(count_params(m).total, 8030261248.0);
   EXPECT_THROW((void)parse_hf_config(R"({"model_type":"llama"})", "x.json"), Error);
   EXPECT_THROW((void)parse_hf_config("not json", "x.json"), Error);
+  // Fields of the wrong type read as absent; they never escape as a JSON library exception.
+  const ModelShape odd = parse_hf_config(R"({"model_type":5,"_name_or_path":{},"hidden_act":[1],"num_hidden_layers":2,
+      "hidden_size":64,"num_attention_heads":4,"intermediate_size":256,"vocab_size":100})",
+                                         "odd.json");
+  EXPECT_EQ(odd.layers, 2);
+  EXPECT_FALSE(odd.gated_mlp);
 }
 
 TEST(Model, UnknownPresetSuggestsClosest) {

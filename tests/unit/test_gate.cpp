@@ -214,6 +214,8 @@ TEST(Gate, GithubAnnotationsEscapeAndMarkFailures) {
 TEST(Gate, BaselineFileMustBeAnMfuReport) {
   EXPECT_THROW((void)parse_baseline("{}", "b.json"), Error);
   EXPECT_THROW((void)parse_baseline("not json", "b.json"), Error);
+  // A version far beyond int range is "newer", not an undefined double-to-int cast.
+  EXPECT_THROW((void)parse_baseline(R"({"schema_version":1e300})", "b.json"), Error);
   const Baseline b = parse_baseline(R"({"schema_version":1,"mfu_steady":0.4,"step_time_s":{"median":0.3},"step_time_sample_s":[0.3,0.31]})",
                                     "b.json");
   EXPECT_DOUBLE_EQ(*b.mfu_steady, 0.4);
