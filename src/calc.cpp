@@ -11,7 +11,8 @@
 
 namespace mfu {
 
-double choose_peak(const GpuSpec& spec, std::optional<Dtype> requested, Dtype* chosen, std::string* note) {
+double choose_peak(const GpuSpec& spec, std::optional<Dtype> requested, Dtype* chosen,
+                   std::string* note) {
   const Dtype want = requested.value_or(Dtype::kBf16);
   if (auto p = spec.dense_peak(want)) {
     if (chosen) *chosen = want;
@@ -21,7 +22,9 @@ double choose_peak(const GpuSpec& spec, std::optional<Dtype> requested, Dtype* c
     // Volta and Turing have no bf16: mixed precision there means fp16.
     if (auto p = spec.dense_peak(Dtype::kFp16)) {
       if (chosen) *chosen = Dtype::kFp16;
-      if (note) *note = fmt::format("{} has no bf16 peak; using its fp16 peak (pass --dtype to choose)", spec.id);
+      if (note)
+        *note = fmt::format("{} has no bf16 peak; using its fp16 peak (pass --dtype to choose)",
+                            spec.id);
       return *p;
     }
   }
@@ -44,7 +47,10 @@ class Solver {
  public:
   std::map<std::string, Var> v;
 
-  bool known(const std::string& k) const { auto it = v.find(k); return it != v.end() && it->second.value; }
+  bool known(const std::string& k) const {
+    auto it = v.find(k);
+    return it != v.end() && it->second.value;
+  }
   double get(const std::string& k) const { return *v.at(k).value; }
 
   void give(const std::string& k, std::optional<double> value, std::string origin) {
@@ -134,7 +140,8 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
   }
   s.give("n", in.gpus, fmt::format("--gpus {}", in.gpus ? format_number(*in.gpus) : ""));
   if (in.gpus && (*in.gpus < 1 || std::floor(*in.gpus) != *in.gpus))
-    throw Error(fmt::format("--gpus must be a whole number of at least 1, got {}", format_number(*in.gpus)));
+    throw Error(fmt::format("--gpus must be a whole number of at least 1, got {}",
+                            format_number(*in.gpus)));
 
   // Work.
   std::optional<FlopsPerToken> fpt;
@@ -147,14 +154,16 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
       out.matmul_params = pc.matmul_active;
       out.flops_formula = fpt->formula;
       if (!fpt->note.empty()) out.notes.push_back(fpt->note);
-      s.give("fpt", fpt->model, fmt::format("{} ({} convention)", m.name.empty() ? m.id : m.name,
-                                            to_string(in.convention)));
+      s.give("fpt", fpt->model,
+             fmt::format("{} ({} convention)", m.name.empty() ? m.id : m.name,
+                         to_string(in.convention)));
       out.model_flops_per_token = fpt->model;
       if (in.recompute != Recompute::kUnspecified) out.hardware_flops_per_token = fpt->hardware;
     }
     if (in.batch) {
       if (m.seq_len <= 0)
-        throw Error("--batch needs a sequence length to count tokens", "pass --seq-len (or --tokens-per-step)");
+        throw Error("--batch needs a sequence length to count tokens",
+                    "pass --seq-len (or --tokens-per-step)");
       s.give("tok", *in.batch * static_cast<double>(m.seq_len),
              fmt::format("--batch {} x seq_len {}", format_number(*in.batch), m.seq_len));
     }
@@ -163,16 +172,20 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
                 "pass --model (or --seq-len with the shape flags), or give --tokens-per-step");
   }
   if (in.tokens_per_step) s.give("tok", in.tokens_per_step, "--tokens-per-step");
-  s.give("F", in.flops_per_step, fmt::format("--flops {}", in.flops_per_step ? format_flops(*in.flops_per_step) : ""));
-  s.give("T", in.step_time_s, fmt::format("--step-time {}", in.step_time_s ? format_duration(*in.step_time_s) : ""));
+  s.give("F", in.flops_per_step,
+         fmt::format("--flops {}", in.flops_per_step ? format_flops(*in.flops_per_step) : ""));
+  s.give("T", in.step_time_s,
+         fmt::format("--step-time {}", in.step_time_s ? format_duration(*in.step_time_s) : ""));
   s.give("r", in.tokens_per_s, "--tokens-per-sec");
   s.give("mfu", in.mfu, "--mfu");
   if (in.mfu && *in.mfu > 1.0)
-    throw ImpossibleResult(fmt::format("--mfu {} is above 100%, which is impossible", format_percent(*in.mfu)),
-                           "write MFU as a percentage (40%) or a fraction (0.4)");
+    throw ImpossibleResult(
+        fmt::format("--mfu {} is above 100%, which is impossible", format_percent(*in.mfu)),
+        "write MFU as a percentage (40%) or a fraction (0.4)");
   for (const char* k : {"P", "n", "F", "T", "r", "tok", "fpt"}) {
     if (s.known(k) && s.get(k) <= 0)
-      throw Error(fmt::format("{} must be positive, got {}", key_name(k), describe_value(k, s.get(k))));
+      throw Error(
+          fmt::format("{} must be positive, got {}", key_name(k), describe_value(k, s.get(k))));
   }
 
   // Propagate the identity until nothing new can be derived.
@@ -180,27 +193,41 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
     bool changed = false;
     auto k = [&](const char* name) { return s.known(name); };
     auto g = [&](const char* name) { return s.get(name); };
-    if (k("tok") && k("T")) changed |= s.derive("r", g("tok") / g("T"), "tokens per step / step time");
-    if (k("tok") && k("r")) changed |= s.derive("T", g("tok") / g("r"), "tokens per step / tokens per second");
-    if (k("r") && k("T")) changed |= s.derive("tok", g("r") * g("T"), "tokens per second x step time");
-    if (k("fpt") && k("tok")) changed |= s.derive("F", g("fpt") * g("tok"), "FLOPs per token x tokens per step");
-    if (k("F") && k("fpt")) changed |= s.derive("tok", g("F") / g("fpt"), "FLOPs per step / FLOPs per token");
-    if (k("F") && k("tok")) changed |= s.derive("fpt", g("F") / g("tok"), "FLOPs per step / tokens per step");
+    if (k("tok") && k("T"))
+      changed |= s.derive("r", g("tok") / g("T"), "tokens per step / step time");
+    if (k("tok") && k("r"))
+      changed |= s.derive("T", g("tok") / g("r"), "tokens per step / tokens per second");
+    if (k("r") && k("T"))
+      changed |= s.derive("tok", g("r") * g("T"), "tokens per second x step time");
+    if (k("fpt") && k("tok"))
+      changed |= s.derive("F", g("fpt") * g("tok"), "FLOPs per token x tokens per step");
+    if (k("F") && k("fpt"))
+      changed |= s.derive("tok", g("F") / g("fpt"), "FLOPs per step / FLOPs per token");
+    if (k("F") && k("tok"))
+      changed |= s.derive("fpt", g("F") / g("tok"), "FLOPs per step / tokens per step");
     if (k("F") && k("T")) changed |= s.derive("A", g("F") / g("T"), "FLOPs per step / step time");
     if (k("A") && k("T")) changed |= s.derive("F", g("A") * g("T"), "achieved FLOP/s x step time");
-    if (k("F") && k("A")) changed |= s.derive("T", g("F") / g("A"), "FLOPs per step / achieved FLOP/s");
-    if (k("fpt") && k("r")) changed |= s.derive("A", g("fpt") * g("r"), "FLOPs per token x tokens per second");
-    if (k("A") && k("fpt")) changed |= s.derive("r", g("A") / g("fpt"), "achieved FLOP/s / FLOPs per token");
-    if (k("A") && k("n") && k("P")) changed |= s.derive("mfu", g("A") / (g("n") * g("P")), "achieved / (GPUs x peak)");
-    if (k("mfu") && k("n") && k("P")) changed |= s.derive("A", g("mfu") * g("n") * g("P"), "MFU x GPUs x peak");
-    if (k("A") && k("mfu") && k("P")) changed |= s.derive("n", g("A") / (g("mfu") * g("P")), "achieved / (MFU x peak)");
-    if (k("A") && k("mfu") && k("n")) changed |= s.derive("P", g("A") / (g("mfu") * g("n")), "achieved / (MFU x GPUs)");
+    if (k("F") && k("A"))
+      changed |= s.derive("T", g("F") / g("A"), "FLOPs per step / achieved FLOP/s");
+    if (k("fpt") && k("r"))
+      changed |= s.derive("A", g("fpt") * g("r"), "FLOPs per token x tokens per second");
+    if (k("A") && k("fpt"))
+      changed |= s.derive("r", g("A") / g("fpt"), "achieved FLOP/s / FLOPs per token");
+    if (k("A") && k("n") && k("P"))
+      changed |= s.derive("mfu", g("A") / (g("n") * g("P")), "achieved / (GPUs x peak)");
+    if (k("mfu") && k("n") && k("P"))
+      changed |= s.derive("A", g("mfu") * g("n") * g("P"), "MFU x GPUs x peak");
+    if (k("A") && k("mfu") && k("P"))
+      changed |= s.derive("n", g("A") / (g("mfu") * g("P")), "achieved / (MFU x peak)");
+    if (k("A") && k("mfu") && k("n"))
+      changed |= s.derive("P", g("A") / (g("mfu") * g("n")), "achieved / (MFU x GPUs)");
     if (!changed) break;
   }
   if (!s.conflicts.empty()) {
     const auto& c = s.conflicts.front();
     throw Error(fmt::format("inputs disagree: {} is {} from {}, but {} gives {}", key_name(c.key),
-                            describe_value(c.key, c.have), c.have_origin, c.how, describe_value(c.key, c.derived)),
+                            describe_value(c.key, c.have), c.have_origin, c.how,
+                            describe_value(c.key, c.derived)),
                 "drop one of the two, or check their units");
   }
 
@@ -224,11 +251,13 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
     std::vector<std::string> missing;
     const bool work = s.known("F") || s.known("fpt") || s.known("A");
     const bool time = s.known("T") || s.known("r") || s.known("A");
-    if (!work) missing.emplace_back("the work (--model with --batch or --tokens-per-step, or --flops)");
+    if (!work)
+      missing.emplace_back("the work (--model with --batch or --tokens-per-step, or --flops)");
     if (!time) missing.emplace_back("the time (--step-time or --tokens-per-sec)");
     if (!s.known("P")) missing.emplace_back("the peak (--gpu NAME or --peak)");
     if (!s.known("n")) missing.emplace_back("the GPU count (--gpus)");
-    if (missing.empty()) missing.emplace_back("tokens per step to link --flops or --step-time to the model");
+    if (missing.empty())
+      missing.emplace_back("tokens per step to link --flops or --step-time to the model");
     throw Error(fmt::format("cannot compute MFU: missing {}", fmt::join(missing, "; ")),
                 "example: mfu calc --model llama3-8b --gpus 64 --gpu h100 --tokens-per-sec 1.2M");
   }
@@ -247,7 +276,8 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
   if (tdp) out.tdp_w = tdp;
   if (in.train_tokens) {
     if (!out.tokens_per_s)
-      throw Error("--train-tokens needs the token rate", "give --tokens-per-sec, or --step-time with the batch");
+      throw Error("--train-tokens needs the token rate",
+                  "give --tokens-per-sec, or --step-time with the batch");
     out.train_time_s = *in.train_tokens / *out.tokens_per_s;
     if (out.gpus) {
       out.gpu_hours = *out.train_time_s * *out.gpus / 3600.0;

@@ -1,8 +1,8 @@
 #include "mfu/flops.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "mfu/error.hpp"
 #include "mfu/units.hpp"
@@ -15,21 +15,30 @@ Convention parse_convention(std::string_view name) {
   if (n == "palm" || n == "6n" || n == "nanogpt" || n == "torchtitan") return Convention::kPalm;
   if (n == "megatron" || n == "megatron-lm" || n == "mcore") return Convention::kMegatron;
   if (n == "megatron-2024" || n == "megatron2024") return Convention::kMegatron2024;
-  if (n == "megatron-2023" || n == "megatron2023" || n == "megatron-old") return Convention::kMegatron2023;
-  if (n == "megatron-deepspeed" || n == "megatron-ds" || n == "megads") return Convention::kMegatronDeepSpeed;
+  if (n == "megatron-2023" || n == "megatron2023" || n == "megatron-old")
+    return Convention::kMegatron2023;
+  if (n == "megatron-deepspeed" || n == "megatron-ds" || n == "megads")
+    return Convention::kMegatronDeepSpeed;
   if (n == "maxtext") return Convention::kMaxText;
   throw Error(fmt::format("unknown FLOP convention '{}'", name),
-              "use one of palm (default), megatron, megatron-2024, megatron-2023, megatron-deepspeed, maxtext");
+              "use one of palm (default), megatron, megatron-2024, megatron-2023, "
+              "megatron-deepspeed, maxtext");
 }
 
 const char* to_string(Convention c) {
   switch (c) {
-    case Convention::kPalm: return "palm";
-    case Convention::kMegatron: return "megatron";
-    case Convention::kMegatron2024: return "megatron-2024";
-    case Convention::kMegatron2023: return "megatron-2023";
-    case Convention::kMegatronDeepSpeed: return "megatron-deepspeed";
-    case Convention::kMaxText: return "maxtext";
+    case Convention::kPalm:
+      return "palm";
+    case Convention::kMegatron:
+      return "megatron";
+    case Convention::kMegatron2024:
+      return "megatron-2024";
+    case Convention::kMegatron2023:
+      return "megatron-2023";
+    case Convention::kMegatronDeepSpeed:
+      return "megatron-deepspeed";
+    case Convention::kMaxText:
+      return "maxtext";
   }
   return "?";
 }
@@ -45,10 +54,14 @@ Recompute parse_recompute(std::string_view name) {
 
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::kUnspecified: return "unknown";
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kUnspecified:
+      return "unknown";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
@@ -73,8 +86,8 @@ void require_shape(const ModelShape& s, Convention c, bool need_vocab) {
   if (s.heads <= 0) missing.emplace_back("--heads");
   if (need_vocab && s.vocab <= 0) missing.emplace_back("--vocab");
   if (!missing.empty())
-    throw Error(fmt::format("the {} FLOP convention needs the model shape; missing {}", to_string(c),
-                            fmt::join(missing, ", ")),
+    throw Error(fmt::format("the {} FLOP convention needs the model shape; missing {}",
+                            to_string(c), fmt::join(missing, ", ")),
                 "pass --model PRESET or a config.json, or the shape flags; --convention palm works "
                 "with --params alone");
 }
@@ -106,7 +119,8 @@ double per_gemm_weights(const ModelShape& s, bool count_router) {
   double moe_mlp = 0;
   if (s.is_moe()) {
     const double expert = mats * h * static_cast<double>(s.eff_moe_ffn());
-    moe_mlp = static_cast<double>(s.top_k) * expert + static_cast<double>(s.shared_experts) * expert;
+    moe_mlp =
+        static_cast<double>(s.top_k) * expert + static_cast<double>(s.shared_experts) * expert;
     if (count_router) moe_mlp += h * static_cast<double>(s.experts);
   }
   return 6.0 * (proj * L + dense_mlp * n_dense + moe_mlp * n_moe);
@@ -133,11 +147,13 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       out.weights = 6.0 * p.matmul_active;
       if (s.has_core_shape() && seq > 0) {
         out.attention = 12.0 * L * attention_width(s) * T;
-        out.formula = fmt::format("6N + 12*L*H*Q*T = 6*{} + 12*{}*{}*{}", format_count(p.matmul_active),
-                                  s.layers, static_cast<std::int64_t>(attention_width(s)), seq);
+        out.formula =
+            fmt::format("6N + 12*L*H*Q*T = 6*{} + 12*{}*{}*{}", format_count(p.matmul_active),
+                        s.layers, static_cast<std::int64_t>(attention_width(s)), seq);
       } else {
-        out.note = s.has_core_shape() ? "attention term omitted: sequence length unknown (pass --seq-len)"
-                                      : "attention term omitted: layers/heads unknown (6N only)";
+        out.note = s.has_core_shape()
+                       ? "attention term omitted: sequence length unknown (pass --seq-len)"
+                       : "attention term omitted: layers/heads unknown (6N only)";
         out.formula = fmt::format("6N = 6*{}", format_count(p.matmul_active));
       }
       break;
@@ -146,7 +162,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       // Megatron-LM num_floating_point_operations (2025-03 onwards): per-GEMM count,
       // causal core attention 6*q*s per layer (half of PaLM's), logits 6*h*V, router omitted.
       require_shape(s, c, true);
-      if (seq <= 0) throw Error("the megatron convention needs the sequence length", "pass --seq-len");
+      if (seq <= 0)
+        throw Error("the megatron convention needs the sequence length", "pass --seq-len");
       out.weights = per_gemm_weights(s, false);
       out.attention = 6.0 * L * attention_width(s) * T;
       out.logits = 6.0 * h * V;
@@ -158,7 +175,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       // + (f/h)*k*gated + (f_sh/h)*gated + V/(2*L*h)] per token, gated = 3/2 for SwiGLU;
       // non-causal attention and every layer counted as MoE when experts are set.
       require_shape(s, c, true);
-      if (seq <= 0) throw Error("the megatron-2024 convention needs the sequence length", "pass --seq-len");
+      if (seq <= 0)
+        throw Error("the megatron-2024 convention needs the sequence length", "pass --seq-len");
       const double H = static_cast<double>(s.heads);
       const double g = static_cast<double>(s.eff_kv_heads());
       const double q = H * static_cast<double>(s.eff_head_dim());
@@ -178,7 +196,9 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       // B*L*(1 + (2 // gqa) + 1)*h^2*s + B*L*2*d_head*H*s^2 + B*L*F*f*h*s*k + B*V*h*s, with the
       // integer division quirk 2 // (H/kv): K and V projections count 0 for gqa >= 3.
       require_shape(s, c, true);
-      if (seq <= 0) throw Error("the megatron-deepspeed convention needs the sequence length", "pass --seq-len");
+      if (seq <= 0)
+        throw Error("the megatron-deepspeed convention needs the sequence length",
+                    "pass --seq-len");
       const double H = static_cast<double>(s.heads);
       const double gqa = H / static_cast<double>(s.eff_kv_heads());
       const double kv_term = std::floor(2.0 / gqa);
@@ -196,7 +216,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
     case Convention::kMegatron2023: {
       // Megatron-LM 2023-11 (2748e7c7): 60*L*h^2*(1 + g/(5H) + s/(5h) + V/(10*L*h)) per token.
       require_shape(s, c, true);
-      if (seq <= 0) throw Error("the megatron-2023 convention needs the sequence length", "pass --seq-len");
+      if (seq <= 0)
+        throw Error("the megatron-2023 convention needs the sequence length", "pass --seq-len");
       const double g = static_cast<double>(s.eff_kv_heads());
       const double H = static_cast<double>(s.heads);
       const double base = 60.0 * L * h * h;
@@ -210,7 +231,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       // MaxText calculate_tflops_training_per_device: per-GEMM with the MoE router counted,
       // causal attention 1/2 * 4*T*H*Q per layer forward (x3 for training), unembedding 2*d*V.
       require_shape(s, c, true);
-      if (seq <= 0) throw Error("the maxtext convention needs the sequence length", "pass --seq-len");
+      if (seq <= 0)
+        throw Error("the maxtext convention needs the sequence length", "pass --seq-len");
       out.weights = per_gemm_weights(s, true);
       out.attention = 6.0 * L * attention_width(s) * T;
       out.logits = 6.0 * h * V;

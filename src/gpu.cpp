@@ -20,15 +20,17 @@ struct DtypeName {
   Dtype dtype;
   const char* name;
 };
-constexpr DtypeName kDtypeNames[] = {
-    {Dtype::kFp64, "fp64"}, {Dtype::kFp64Tensor, "fp64_tensor"}, {Dtype::kFp32, "fp32"},
-    {Dtype::kFp32Matrix, "fp32_matrix"}, {Dtype::kTf32, "tf32"}, {Dtype::kBf16, "bf16"},
-    {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"}, {Dtype::kInt8, "int8"}, {Dtype::kFp4, "fp4"},
-    {Dtype::kInt4, "int4"}};
+constexpr DtypeName kDtypeNames[] = {{Dtype::kFp64, "fp64"}, {Dtype::kFp64Tensor, "fp64_tensor"},
+                                     {Dtype::kFp32, "fp32"}, {Dtype::kFp32Matrix, "fp32_matrix"},
+                                     {Dtype::kTf32, "tf32"}, {Dtype::kBf16, "bf16"},
+                                     {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"},
+                                     {Dtype::kInt8, "int8"}, {Dtype::kFp4, "fp4"},
+                                     {Dtype::kInt4, "int4"}};
 
 std::vector<std::string> name_tokens(std::string_view name) {
-  static const std::set<std::string> kVendorWords = {"nvidia", "amd", "instinct", "intel", "google",
-                                                      "cloud", "tesla", "geforce", "habana", "radeon"};
+  static const std::set<std::string> kVendorWords = {"nvidia", "amd",   "instinct", "intel",
+                                                     "google", "cloud", "tesla",    "geforce",
+                                                     "habana", "radeon"};
   std::vector<std::string> tokens;
   std::string cur;
   auto flush = [&] {
@@ -144,7 +146,9 @@ std::optional<double> GpuSpec::dense_peak(Dtype d) const {
   return it->second;
 }
 
-std::string normalize_gpu_name(std::string_view name) { return join(name_tokens(name)); }
+std::string normalize_gpu_name(std::string_view name) {
+  return join(name_tokens(name));
+}
 
 const GpuDatabase& GpuDatabase::builtin() {
   // Parsed once: analyze() and project() take it as a default argument.
@@ -197,7 +201,8 @@ void GpuDatabase::merge_json(std::string_view json_text, const std::string& orig
       throw Error("expected an 'accelerators' array", "see data/gpus.json for the layout");
     for (const auto& item : *list) {
       GpuSpec spec = read_spec(item);
-      auto it = std::find_if(specs_.begin(), specs_.end(), [&](const GpuSpec& s) { return s.id == spec.id; });
+      auto it = std::find_if(specs_.begin(), specs_.end(),
+                             [&](const GpuSpec& s) { return s.id == spec.id; });
       if (it != specs_.end()) {
         *it = std::move(spec);
       } else {
@@ -211,7 +216,8 @@ void GpuDatabase::merge_json(std::string_view json_text, const std::string& orig
 
 namespace {
 
-std::vector<const GpuSpec*> exact_matches(const std::vector<GpuSpec>& specs, const std::string& norm) {
+std::vector<const GpuSpec*> exact_matches(const std::vector<GpuSpec>& specs,
+                                          const std::string& norm) {
   std::vector<const GpuSpec*> out;
   for (const auto& s : specs) {
     bool hit = normalize_gpu_name(s.id) == norm || normalize_gpu_name(s.name) == norm;
@@ -231,16 +237,20 @@ GpuMatch GpuDatabase::try_resolve(std::string_view query) const {
     auto def = defaults_.find(norm);
     if (hits.size() == 1 && def == defaults_.end()) return {hits.front(), {}};
     if (def != defaults_.end()) {
-      auto it = std::find_if(specs_.begin(), specs_.end(), [&](const GpuSpec& s) { return s.id == def->second; });
+      auto it = std::find_if(specs_.begin(), specs_.end(),
+                             [&](const GpuSpec& s) { return s.id == def->second; });
       if (it != specs_.end()) {
         // Name the other parts of the family (same leading token) so the user can choose.
         std::vector<std::string> others;
         const std::string family = tokens.front();
         for (const auto& s : specs_) {
-          if (&s != &*it && detail::starts_with(normalize_gpu_name(s.id), family)) others.push_back(s.id);
+          if (&s != &*it && detail::starts_with(normalize_gpu_name(s.id), family))
+            others.push_back(s.id);
         }
-        std::string note = fmt::format("'{}' names several parts; using {} ({})", query, it->id, it->name);
-        if (!others.empty()) note += fmt::format("; pass --gpu {} to choose another", fmt::join(others, " or --gpu "));
+        std::string note =
+            fmt::format("'{}' names several parts; using {} ({})", query, it->id, it->name);
+        if (!others.empty())
+          note += fmt::format("; pass --gpu {} to choose another", fmt::join(others, " or --gpu "));
         return {&*it, note};
       }
     }
@@ -267,11 +277,13 @@ std::vector<std::string> GpuDatabase::suggestions(std::string_view query, std::s
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& s : specs_) {
     std::size_t best = detail::edit_distance(norm, normalize_gpu_name(s.id));
-    for (const auto& a : s.aliases) best = std::min(best, detail::edit_distance(norm, normalize_gpu_name(a)));
+    for (const auto& a : s.aliases)
+      best = std::min(best, detail::edit_distance(norm, normalize_gpu_name(a)));
     if (!norm.empty() && detail::starts_with(normalize_gpu_name(s.id), norm)) best = 0;
     scored.emplace_back(best, s.id);
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
   for (std::size_t i = 0; i < scored.size() && out.size() < n; ++i) out.push_back(scored[i].second);
   return out;
@@ -285,12 +297,14 @@ GpuMatch GpuDatabase::resolve(std::string_view query) const {
   if (hits.size() > 1) {
     std::vector<std::string> ids;
     for (const auto* h : hits) ids.push_back(h->id);
-    throw Error(fmt::format("GPU '{}' matches several accelerators: {}", query, fmt::join(ids, ", ")),
-                fmt::format("pass one of them, e.g. --gpu {}", ids.front()));
+    throw Error(
+        fmt::format("GPU '{}' matches several accelerators: {}", query, fmt::join(ids, ", ")),
+        fmt::format("pass one of them, e.g. --gpu {}", ids.front()));
   }
-  throw Error(fmt::format("unknown GPU '{}'; closest: {}", query, fmt::join(suggestions(query), ", ")),
-              "run 'mfu gpus' for the list, pass --peak to give the per-GPU peak yourself, or add the "
-              "accelerator with --gpu-db FILE");
+  throw Error(
+      fmt::format("unknown GPU '{}'; closest: {}", query, fmt::join(suggestions(query), ", ")),
+      "run 'mfu gpus' for the list, pass --peak to give the per-GPU peak yourself, or add the "
+      "accelerator with --gpu-db FILE");
 }
 
 }  // namespace mfu

@@ -8,7 +8,8 @@
 
 namespace mfu::detail {
 
-[[nodiscard]] inline std::string string_field(const nlohmann::json& j, const char* key, std::string fallback = {}) {
+[[nodiscard]] inline std::string string_field(const nlohmann::json& j, const char* key,
+                                              std::string fallback = {}) {
   if (!j.is_object()) return fallback;
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;

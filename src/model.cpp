@@ -85,10 +85,10 @@ ParamCount count_params(const ModelShape& s) {
   const double n_moe = static_cast<double>(s.moe_layers());
   const double n_dense = static_cast<double>(s.layers) - n_moe;
   const double per_layer_common = attn + 2.0 * norm;
-  const double layers_total = static_cast<double>(s.layers) * per_layer_common + n_dense * dense_mlp +
-                              n_moe * (E * expert + router + shared);
-  const double layers_active = static_cast<double>(s.layers) * per_layer_common + n_dense * dense_mlp +
-                               n_moe * (k * expert + router + shared);
+  const double layers_total = static_cast<double>(s.layers) * per_layer_common +
+                              n_dense * dense_mlp + n_moe * (E * expert + router + shared);
+  const double layers_active = static_cast<double>(s.layers) * per_layer_common +
+                               n_dense * dense_mlp + n_moe * (k * expert + router + shared);
   const double V = static_cast<double>(s.vocab);
   p.embedding = V * h;
   p.output = s.tied_embeddings ? 0.0 : V * h;
@@ -155,7 +155,8 @@ ModelShape shape_from_preset(const nlohmann::json& j) {
   s.qk_nope_head_dim = get_int(j, {"qk_nope_head_dim"});
   s.qk_rope_head_dim = get_int(j, {"qk_rope_head_dim"});
   s.v_head_dim = get_int(j, {"v_head_dim"});
-  if (auto it = j.find("stated_params"); it != j.end() && it->is_number()) s.stated_params = it->get<double>();
+  if (auto it = j.find("stated_params"); it != j.end() && it->is_number())
+    s.stated_params = it->get<double>();
   return s;
 }
 
@@ -196,10 +197,12 @@ const ModelShape& ModelCatalog::get(std::string_view name) const {
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < std::min<std::size_t>(3, scored.size()); ++i) names.push_back(scored[i].second);
-  throw Error(fmt::format("unknown model '{}'; closest presets: {}", name, fmt::join(names, ", ")),
-              "run 'mfu models' for the list, or pass a Hugging Face config.json path, or the shape "
-              "flags --layers --hidden --heads --vocab");
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, scored.size()); ++i)
+    names.push_back(scored[i].second);
+  throw Error(
+      fmt::format("unknown model '{}'; closest presets: {}", name, fmt::join(names, ", ")),
+      "run 'mfu models' for the list, or pass a Hugging Face config.json path, or the shape "
+      "flags --layers --hidden --heads --vocab");
 }
 
 ModelShape parse_hf_config(std::string_view json_text, const std::string& origin) {
@@ -212,14 +215,17 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
   }
   if (!j.is_object()) throw Error(fmt::format("{}: a config.json must be a JSON object", origin));
   // Multimodal configs nest the language model.
-  if (auto it = j.find("text_config"); it != j.end() && it->is_object() && !j.contains("num_hidden_layers")) {
+  if (auto it = j.find("text_config");
+      it != j.end() && it->is_object() && !j.contains("num_hidden_layers")) {
     nlohmann::json inner = *it;
-    if (!inner.contains("model_type") && j.contains("model_type")) inner["model_type"] = j["model_type"];
+    if (!inner.contains("model_type") && j.contains("model_type"))
+      inner["model_type"] = j["model_type"];
     j = inner;
   }
   ModelShape s;
   s.id = std::filesystem::path(origin).filename().string();
-  s.name = detail::string_field(j, "_name_or_path", detail::string_field(j, "model_type", "custom"));
+  s.name =
+      detail::string_field(j, "_name_or_path", detail::string_field(j, "model_type", "custom"));
   s.source = origin;
   const std::string type = detail::string_field(j, "model_type");
   s.layers = get_int(j, {"num_hidden_layers", "n_layer", "num_layers"});
@@ -229,13 +235,15 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
   s.head_dim = get_int(j, {"head_dim"});
   s.ffn = get_int(j, {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"});
   s.vocab = get_int(j, {"vocab_size", "padded_vocab_size"});
-  s.seq_len = get_int(j, {"max_position_embeddings", "n_positions", "seq_length", "max_sequence_length"});
+  s.seq_len =
+      get_int(j, {"max_position_embeddings", "n_positions", "seq_length", "max_sequence_length"});
   s.tied_embeddings = get_bool(j, "tie_word_embeddings", type == "gpt2" || type == "opt");
-  const std::string act = detail::string_field(j, "hidden_act", detail::string_field(j, "activation_function"));
-  s.gated_mlp = act == "silu" || act == "swiglu" || act == "geglu" || type == "llama" || type == "mistral" ||
-                type == "mixtral" || type == "qwen2" || type == "qwen2_moe" || type == "deepseek_v3" ||
-                type == "deepseek_v2" || type == "qwen3" || type == "qwen3_moe" || type == "gemma" ||
-                type == "gemma2";
+  const std::string act =
+      detail::string_field(j, "hidden_act", detail::string_field(j, "activation_function"));
+  s.gated_mlp = act == "silu" || act == "swiglu" || act == "geglu" || type == "llama" ||
+                type == "mistral" || type == "mixtral" || type == "qwen2" || type == "qwen2_moe" ||
+                type == "deepseek_v3" || type == "deepseek_v2" || type == "qwen3" ||
+                type == "qwen3_moe" || type == "gemma" || type == "gemma2";
   if (type == "gpt2") {
     s.learned_positions = true;
     s.biases = true;
@@ -244,7 +252,8 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
   if (type == "gpt_neox" || type == "opt" || type == "bloom") s.biases = true;
   if (type == "opt") s.learned_positions = true;
   s.qkv_bias = get_bool(j, "attention_bias", type == "qwen2" || type == "qwen2_moe");
-  s.experts = get_int(j, {"num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"});
+  s.experts =
+      get_int(j, {"num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"});
   s.top_k = get_int(j, {"num_experts_per_tok", "moe_topk", "top_k"});
   s.moe_ffn = get_int(j, {"moe_intermediate_size"});
   s.shared_experts = get_int(j, {"n_shared_experts", "num_shared_experts"});
@@ -271,7 +280,9 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
 
 ModelShape load_hf_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot open model config '{}'", path), "check the path given to --model");
+  if (!in)
+    throw Error(fmt::format("cannot open model config '{}'", path),
+                "check the path given to --model");
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_hf_config(ss.str(), path);
@@ -280,7 +291,8 @@ ModelShape load_hf_config(const std::string& path) {
 ModelShape resolve_model(const std::string& name_or_path) {
   if (const ModelShape* m = ModelCatalog::builtin().find(name_or_path)) return *m;
   std::error_code ec;
-  if (detail::ends_with(name_or_path, ".json") || std::filesystem::is_regular_file(name_or_path, ec)) {
+  if (detail::ends_with(name_or_path, ".json") ||
+      std::filesystem::is_regular_file(name_or_path, ec)) {
     return load_hf_config(name_or_path);
   }
   return ModelCatalog::builtin().get(name_or_path);  // throws with suggestions

@@ -8,45 +8,72 @@ namespace mfu {
 
 const char* to_string(Phase p) {
   switch (p) {
-    case Phase::kForward: return "forward";
-    case Phase::kBackward: return "backward";
-    case Phase::kForwardBackward: return "forward_backward";
-    case Phase::kOptimizer: return "optimizer";
-    case Phase::kComm: return "comm";
-    case Phase::kData: return "data";
-    case Phase::kGenerate: return "generate";
-    case Phase::kOther: return "other";
-    case Phase::kCompute: return "compute";
-    case Phase::kIdle: return "idle";
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kForwardBackward:
+      return "forward_backward";
+    case Phase::kOptimizer:
+      return "optimizer";
+    case Phase::kComm:
+      return "comm";
+    case Phase::kData:
+      return "data";
+    case Phase::kGenerate:
+      return "generate";
+    case Phase::kOther:
+      return "other";
+    case Phase::kCompute:
+      return "compute";
+    case Phase::kIdle:
+      return "idle";
   }
   return "?";
 }
 
 const char* phase_key(Phase p) {
   switch (p) {
-    case Phase::kForward: return "forward_s";
-    case Phase::kBackward: return "backward_s";
-    case Phase::kForwardBackward: return "forward_backward_s";
-    case Phase::kOptimizer: return "optimizer_s";
-    case Phase::kComm: return "comm_s";
-    case Phase::kData: return "data_s";
-    case Phase::kGenerate: return "generate_s";
-    case Phase::kOther: return "other_s";
-    case Phase::kCompute: return "compute_s";
-    case Phase::kIdle: return "idle_s";
+    case Phase::kForward:
+      return "forward_s";
+    case Phase::kBackward:
+      return "backward_s";
+    case Phase::kForwardBackward:
+      return "forward_backward_s";
+    case Phase::kOptimizer:
+      return "optimizer_s";
+    case Phase::kComm:
+      return "comm_s";
+    case Phase::kData:
+      return "data_s";
+    case Phase::kGenerate:
+      return "generate_s";
+    case Phase::kOther:
+      return "other_s";
+    case Phase::kCompute:
+      return "compute_s";
+    case Phase::kIdle:
+      return "idle_s";
   }
   return "?";
 }
 
 const char* to_string(EventKind k) {
   switch (k) {
-    case EventKind::kCheckpointSave: return "checkpoint_save";
-    case EventKind::kCheckpointLoad: return "checkpoint_load";
-    case EventKind::kEval: return "eval";
-    case EventKind::kRestart: return "restart";
-    case EventKind::kStartup: return "startup";
-    case EventKind::kStall: return "stall";
-    case EventKind::kOther: return "other";
+    case EventKind::kCheckpointSave:
+      return "checkpoint_save";
+    case EventKind::kCheckpointLoad:
+      return "checkpoint_load";
+    case EventKind::kEval:
+      return "eval";
+    case EventKind::kRestart:
+      return "restart";
+    case EventKind::kStartup:
+      return "startup";
+    case EventKind::kStall:
+      return "stall";
+    case EventKind::kOther:
+      return "other";
   }
   return "?";
 }
@@ -77,8 +104,10 @@ class Column {
       std::unique_ptr<T[]> grown(new T[cap]);
       if (!chunks_.empty()) std::copy_n(chunks_[0].get(), cap0_, grown.get());
       std::fill_n(grown.get() + cap0_, cap - cap0_, fill_);
-      if (chunks_.empty()) chunks_.push_back(std::move(grown));
-      else chunks_[0] = std::move(grown);
+      if (chunks_.empty())
+        chunks_.push_back(std::move(grown));
+      else
+        chunks_[0] = std::move(grown);
       cap0_ = cap;
     } else if (n > kChunk && cap0_ < kChunk) {
       ensure(kChunk);
@@ -165,10 +194,10 @@ struct IterationTable::Impl {
   Column<float> model_flops{kNaNf};
   Column<float> reported_flops{kNaNf};
   Column<float> reported_mfu{kNaNf};
-  std::array<Column<float>, kPhaseCount> phase{Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
-                                               Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
-                                               Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
-                                               Column<float>{kNaNf}};
+  std::array<Column<float>, kPhaseCount> phase{
+      Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
+      Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
+      Column<float>{kNaNf}, Column<float>{kNaNf}};
 
   /// Writes v at i, except that a column no record has used yet stays unallocated.
   template <class T, class V>
@@ -240,15 +269,18 @@ struct IterationTable::Impl {
   }
 
   std::size_t bytes() const {
-    std::size_t b = step.bytes() + count.bytes() + line.bytes() + rank.bytes() + file.bytes() + timestamp.bytes() +
-                    time.bytes() + tokens.bytes() + samples.bytes() + loss.bytes() + model_flops.bytes() +
-                    reported_flops.bytes() + reported_mfu.bytes();
+    std::size_t b = step.bytes() + count.bytes() + line.bytes() + rank.bytes() + file.bytes() +
+                    timestamp.bytes() + time.bytes() + tokens.bytes() + samples.bytes() +
+                    loss.bytes() + model_flops.bytes() + reported_flops.bytes() +
+                    reported_mfu.bytes();
     for (const auto& p : phase) b += p.bytes();
     return b;
   }
 };
 
-std::int64_t IterationTable::step(std::size_t i) const { return impl_->step.get(i); }
+std::int64_t IterationTable::step(std::size_t i) const {
+  return impl_->step.get(i);
+}
 
 IterationTable::IterationTable() : impl_(std::make_unique<Impl>()) {}
 IterationTable::~IterationTable() = default;
@@ -269,7 +301,9 @@ void IterationTable::set(std::size_t i, const Iteration& it) {
   if (i < impl_->n) impl_->write(i, it);
 }
 
-Iteration IterationTable::operator[](std::size_t i) const { return impl_->read(i); }
+Iteration IterationTable::operator[](std::size_t i) const {
+  return impl_->read(i);
+}
 
 void IterationTable::pop_back() {
   if (impl_->n == 0) return;
@@ -278,13 +312,19 @@ void IterationTable::pop_back() {
   --impl_->n;
 }
 
-std::size_t IterationTable::size() const { return impl_->n; }
+std::size_t IterationTable::size() const {
+  return impl_->n;
+}
 void IterationTable::append(IterationTable&& other) {
   if (this == &other) return;
   impl_->append(std::move(*other.impl_));
 }
-void IterationTable::clear() { impl_ = std::make_unique<Impl>(); }
-std::size_t IterationTable::memory_bytes() const { return impl_->bytes(); }
+void IterationTable::clear() {
+  impl_ = std::make_unique<Impl>();
+}
+std::size_t IterationTable::memory_bytes() const {
+  return impl_->bytes();
+}
 
 // ---- RunMeta --------------------------------------------------------------------------------
 
@@ -293,7 +333,8 @@ void RunMeta::set(const std::string& key, double value, const std::string& sourc
   values_[key] = MetaValue{value, source};
 }
 
-void RunMeta::set(const std::string& key, const std::string& value, const std::string& source, bool overwrite) {
+void RunMeta::set(const std::string& key, const std::string& value, const std::string& source,
+                  bool overwrite) {
   if (!overwrite && values_.count(key)) return;
   values_[key] = MetaValue{value, source};
 }

@@ -25,7 +25,9 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   return s;
 }
 
-[[nodiscard]] inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+[[nodiscard]] inline char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
 
 [[nodiscard]] inline std::string to_lower(std::string_view s) {
   std::string out(s);
@@ -56,8 +58,9 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 /// floating point numbers accurately"). Anything else goes to std::from_chars, so results and
 /// the characters consumed are the same. Returns the end of the number, or nullptr.
 [[nodiscard]] inline const char* fast_from_chars(const char* first, const char* last, double& out) {
-  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const char* p = first;
   const bool neg = p < last && *p == '-';
   if (neg) ++p;
@@ -113,7 +116,8 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// A count read from a log as a double: the whole number when it is finite and within
 /// [0, limit], else `fallback` (a model dimension of 1e120 is unknown, not undefined behaviour).
-[[nodiscard]] inline std::int64_t as_count(double v, double limit = 9e15, std::int64_t fallback = 0) {
+[[nodiscard]] inline std::int64_t as_count(double v, double limit = 9e15,
+                                           std::int64_t fallback = 0) {
   return (std::isfinite(v) && v >= 0 && v <= limit) ? static_cast<std::int64_t>(v) : fallback;
 }
 
@@ -141,7 +145,8 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// Parses a number at the start of `s` and advances `s` past it. Thousands separators
 /// ("10,050") are accepted when `allow_commas`; a trailing unit is left in `s`.
-[[nodiscard]] inline std::optional<double> take_number(std::string_view& s, bool allow_commas = false) {
+[[nodiscard]] inline std::optional<double> take_number(std::string_view& s,
+                                                       bool allow_commas = false) {
   std::string_view t = s;
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
   if (allow_commas) {
@@ -194,7 +199,8 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     if (w.size() >= 3 && iequals(w.substr(0, 3), "inf")) {
       std::size_t k = (w.size() >= 8 && iequals(w.substr(0, 8), "infinity")) ? 8 : 3;
       s = w.substr(k);
-      return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      return neg ? -std::numeric_limits<double>::infinity()
+                 : std::numeric_limits<double>::infinity();
     }
     return std::nullopt;
   }
@@ -221,7 +227,9 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   return out;
 }
 
-[[nodiscard]] inline bool has_escape(std::string_view s) { return s.find('\x1b') != std::string_view::npos; }
+[[nodiscard]] inline bool has_escape(std::string_view s) {
+  return s.find('\x1b') != std::string_view::npos;
+}
 
 /// Splits on a single character; keeps empty fields.
 [[nodiscard]] inline std::vector<std::string_view> split(std::string_view s, char sep) {
@@ -242,7 +250,8 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   std::size_t pos = s.find(key);
   if (pos == std::string_view::npos) return std::nullopt;
   std::string_view rest = s.substr(pos + key.size());
-  while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':' || rest.front() == '=' || rest.front() == '\t'))
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':' || rest.front() == '=' ||
+                           rest.front() == '\t'))
     rest.remove_prefix(1);
   return take_number(rest, allow_commas);
 }

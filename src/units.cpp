@@ -14,7 +14,16 @@ namespace mfu {
 namespace {
 
 /// The unit family a suffix belongs to.
-enum class UnitFamily { kNone, kFlop, kFlopPerSecond, kTime, kPerSecond, kPercent, kMoney, kBytePerSecond };
+enum class UnitFamily {
+  kNone,
+  kFlop,
+  kFlopPerSecond,
+  kTime,
+  kPerSecond,
+  kPercent,
+  kMoney,
+  kBytePerSecond
+};
 
 struct Unit {
   UnitFamily family;
@@ -23,31 +32,48 @@ struct Unit {
 
 const char* family_example(UnitFamily f) {
   switch (f) {
-    case UnitFamily::kFlop: return "a FLOP count";
-    case UnitFamily::kFlopPerSecond: return "a FLOP rate";
-    case UnitFamily::kTime: return "a time";
-    case UnitFamily::kPerSecond: return "a rate per second";
-    case UnitFamily::kPercent: return "a percentage";
-    case UnitFamily::kMoney: return "an amount of money";
-    case UnitFamily::kBytePerSecond: return "a bandwidth";
-    case UnitFamily::kNone: return "a plain number";
+    case UnitFamily::kFlop:
+      return "a FLOP count";
+    case UnitFamily::kFlopPerSecond:
+      return "a FLOP rate";
+    case UnitFamily::kTime:
+      return "a time";
+    case UnitFamily::kPerSecond:
+      return "a rate per second";
+    case UnitFamily::kPercent:
+      return "a percentage";
+    case UnitFamily::kMoney:
+      return "an amount of money";
+    case UnitFamily::kBytePerSecond:
+      return "a bandwidth";
+    case UnitFamily::kNone:
+      return "a plain number";
   }
   return "a number";
 }
 
 std::optional<double> si_prefix(char c, Quantity kind) {
   switch (c) {
-    case 'k': case 'K': return 1e3;
-    case 'M': return 1e6;
+    case 'k':
+    case 'K':
+      return 1e3;
+    case 'M':
+      return 1e6;
     case 'm':
       // "1.2m tokens/s" means million; minutes and milli are handled as whole units.
       if (kind == Quantity::kCount || kind == Quantity::kRate) return 1e6;
       return std::nullopt;
-    case 'G': case 'B': return 1e9;  // B = billion for parameters and tokens
-    case 'T': return 1e12;
-    case 'P': return 1e15;
-    case 'E': return 1e18;
-    default: return std::nullopt;
+    case 'G':
+    case 'B':
+      return 1e9;  // B = billion for parameters and tokens
+    case 'T':
+      return 1e12;
+    case 'P':
+      return 1e15;
+    case 'E':
+      return 1e18;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -61,9 +87,11 @@ std::optional<Unit> whole_unit(std::string_view s, Quantity kind) {
   if (u == "ms" || u == "msec") return Unit{UnitFamily::kTime, 1e-3};
   if (u == "s" || u == "sec" || u == "secs" || u == "second" || u == "seconds")
     return Unit{UnitFamily::kTime, 1.0};
-  if (u == "min" || u == "mins" || u == "minute" || u == "minutes") return Unit{UnitFamily::kTime, 60.0};
+  if (u == "min" || u == "mins" || u == "minute" || u == "minutes")
+    return Unit{UnitFamily::kTime, 60.0};
   if (u == "m" && kind == Quantity::kDuration) return Unit{UnitFamily::kTime, 60.0};
-  if (u == "h" || u == "hr" || u == "hrs" || u == "hour" || u == "hours") return Unit{UnitFamily::kTime, 3600.0};
+  if (u == "h" || u == "hr" || u == "hrs" || u == "hour" || u == "hours")
+    return Unit{UnitFamily::kTime, 3600.0};
   if (u == "d" || u == "day" || u == "days") return Unit{UnitFamily::kTime, 86400.0};
   if (u == "w" || u == "week" || u == "weeks") return Unit{UnitFamily::kTime, 7 * 86400.0};
   if (u == "usd" || u == "$") return Unit{UnitFamily::kMoney, 1.0};
@@ -95,26 +123,40 @@ bool family_fits(UnitFamily f, Quantity kind) {
       return f == UnitFamily::kNone || f == UnitFamily::kFlop;
     case Quantity::kFlopRate:
       return f == UnitFamily::kNone || f == UnitFamily::kFlop || f == UnitFamily::kFlopPerSecond;
-    case Quantity::kDuration: return f == UnitFamily::kNone || f == UnitFamily::kTime;
-    case Quantity::kRate: return f == UnitFamily::kNone || f == UnitFamily::kPerSecond;
-    case Quantity::kCount: return f == UnitFamily::kNone;
-    case Quantity::kRatio: return f == UnitFamily::kNone || f == UnitFamily::kPercent;
-    case Quantity::kMoney: return f == UnitFamily::kNone || f == UnitFamily::kMoney;
-    case Quantity::kBandwidth: return f == UnitFamily::kNone || f == UnitFamily::kBytePerSecond;
+    case Quantity::kDuration:
+      return f == UnitFamily::kNone || f == UnitFamily::kTime;
+    case Quantity::kRate:
+      return f == UnitFamily::kNone || f == UnitFamily::kPerSecond;
+    case Quantity::kCount:
+      return f == UnitFamily::kNone;
+    case Quantity::kRatio:
+      return f == UnitFamily::kNone || f == UnitFamily::kPercent;
+    case Quantity::kMoney:
+      return f == UnitFamily::kNone || f == UnitFamily::kMoney;
+    case Quantity::kBandwidth:
+      return f == UnitFamily::kNone || f == UnitFamily::kBytePerSecond;
   }
   return false;
 }
 
 const char* example_for(Quantity kind) {
   switch (kind) {
-    case Quantity::kFlops: return "35T or 3.5e13 FLOP";
-    case Quantity::kFlopRate: return "989.5 TFLOP/s or 312T";
-    case Quantity::kDuration: return "330ms, 13.75s, 1.5h or 2d";
-    case Quantity::kRate: return "1.2M or 238.3k tok/s";
-    case Quantity::kCount: return "540.35B, 15T or 1024";
-    case Quantity::kRatio: return "40% or 0.4";
-    case Quantity::kMoney: return "2.50 or $2.50";
-    case Quantity::kBandwidth: return "900 GB/s or 400 Gbit/s";
+    case Quantity::kFlops:
+      return "35T or 3.5e13 FLOP";
+    case Quantity::kFlopRate:
+      return "989.5 TFLOP/s or 312T";
+    case Quantity::kDuration:
+      return "330ms, 13.75s, 1.5h or 2d";
+    case Quantity::kRate:
+      return "1.2M or 238.3k tok/s";
+    case Quantity::kCount:
+      return "540.35B, 15T or 1024";
+    case Quantity::kRatio:
+      return "40% or 0.4";
+    case Quantity::kMoney:
+      return "2.50 or $2.50";
+    case Quantity::kBandwidth:
+      return "900 GB/s or 400 Gbit/s";
   }
   return "";
 }
@@ -128,14 +170,22 @@ const char* example_for(Quantity kind) {
 
 const char* describe(Quantity kind) {
   switch (kind) {
-    case Quantity::kFlops: return "a FLOP count";
-    case Quantity::kFlopRate: return "a FLOP rate";
-    case Quantity::kDuration: return "a time";
-    case Quantity::kRate: return "a rate per second";
-    case Quantity::kCount: return "a count";
-    case Quantity::kRatio: return "a ratio";
-    case Quantity::kMoney: return "an amount of money";
-    case Quantity::kBandwidth: return "a bandwidth";
+    case Quantity::kFlops:
+      return "a FLOP count";
+    case Quantity::kFlopRate:
+      return "a FLOP rate";
+    case Quantity::kDuration:
+      return "a time";
+    case Quantity::kRate:
+      return "a rate per second";
+    case Quantity::kCount:
+      return "a count";
+    case Quantity::kRatio:
+      return "a ratio";
+    case Quantity::kMoney:
+      return "an amount of money";
+    case Quantity::kBandwidth:
+      return "a bandwidth";
   }
   return "a number";
 }
@@ -155,7 +205,8 @@ double parse_quantity(std::string_view text, Quantity kind) {
   auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec != std::errc() || ptr == begin) fail(text, kind, "it does not start with a number");
   if (!std::isfinite(value)) fail(text, kind, "it is not a finite number");
-  std::string_view suffix = detail::trim(std::string_view(ptr, static_cast<std::size_t>(end - ptr)));
+  std::string_view suffix =
+      detail::trim(std::string_view(ptr, static_cast<std::size_t>(end - ptr)));
   // "1,234" and "1_000" are not accepted: a comma is too easily a decimal separator elsewhere.
   std::optional<Unit> unit = whole_unit(suffix, kind);
   double multiplier = 1.0;
@@ -169,7 +220,8 @@ double parse_quantity(std::string_view text, Quantity kind) {
           unit = u;
         } else if (kind == Quantity::kBandwidth) {
           const std::string r = detail::to_lower(rest);
-          if (r == "b/s" || r == "byte/s" || r == "bytes/s") unit = Unit{UnitFamily::kBytePerSecond, 1};
+          if (r == "b/s" || r == "byte/s" || r == "bytes/s")
+            unit = Unit{UnitFamily::kBytePerSecond, 1};
           if (rest == "b/s" || r == "bit/s" || r == "bps" || r == "bits/s")
             unit = Unit{UnitFamily::kBytePerSecond, 0.125};
           if (unit) multiplier = *p;
@@ -235,8 +287,8 @@ namespace {
 
 std::string with_prefix(double value, std::string_view unit, bool billion_b) {
   if (!std::isfinite(value)) return "n/a";
-  static constexpr std::array<std::pair<double, const char*>, 6> kPrefixes = {{
-      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
+  static constexpr std::array<std::pair<double, const char*>, 6> kPrefixes = {
+      {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
   const double a = std::fabs(value);
   for (const auto& [scale, name] : kPrefixes) {
     if (a >= scale * 0.9995) {
@@ -256,11 +308,21 @@ std::string with_prefix(double value, std::string_view unit, bool billion_b) {
 
 }  // namespace
 
-std::string format_flops(double flops) { return with_prefix(flops, "FLOP", false); }
-std::string format_flop_rate(double r) { return with_prefix(r, "FLOP/s", false); }
-std::string format_count(double v) { return with_prefix(v, "", true); }
-std::string format_bytes(double bytes) { return with_prefix(bytes, "B", false); }
-std::string format_bandwidth(double bytes_per_s) { return with_prefix(bytes_per_s, "B/s", false); }
+std::string format_flops(double flops) {
+  return with_prefix(flops, "FLOP", false);
+}
+std::string format_flop_rate(double r) {
+  return with_prefix(r, "FLOP/s", false);
+}
+std::string format_count(double v) {
+  return with_prefix(v, "", true);
+}
+std::string format_bytes(double bytes) {
+  return with_prefix(bytes, "B", false);
+}
+std::string format_bandwidth(double bytes_per_s) {
+  return with_prefix(bytes_per_s, "B/s", false);
+}
 
 std::string format_duration(double s) {
   if (!std::isfinite(s)) return "n/a";

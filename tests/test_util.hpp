@@ -1,6 +1,8 @@
 #pragma once
 // Helpers for tests: run the real binary, read files, locate the shared samples.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -8,8 +10,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace mfu::test {
 
@@ -35,8 +35,10 @@ inline void write_file(const std::filesystem::path& p, const std::string& text) 
 inline std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
   }
   return q + "'";
 }
@@ -47,12 +49,14 @@ inline std::string shell_quote(const std::string& s) {
 inline CommandResult run_mfu(const std::string& args, const std::string& env = "",
                              const std::string& stdin_file = "/dev/null", int timeout_s = 120) {
   static int counter = 0;
-  const auto dir = std::filesystem::temp_directory_path() / ("mfu-test-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mfu-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto out_path = dir / ("out" + std::to_string(counter));
   const auto err_path = dir / ("err" + std::to_string(counter++));
-  const std::string cmd = "cd " + shell_quote(MFU_SOURCE_DIR) + " && env " + env + " timeout " + std::to_string(timeout_s) + " " + MFU_BINARY_PATH + " " + args +
-                          " <" + shell_quote(stdin_file) + " >" + shell_quote(out_path.string()) + " 2>" +
+  const std::string cmd = "cd " + shell_quote(MFU_SOURCE_DIR) + " && env " + env + " timeout " +
+                          std::to_string(timeout_s) + " " + MFU_BINARY_PATH + " " + args + " <" +
+                          shell_quote(stdin_file) + " >" + shell_quote(out_path.string()) + " 2>" +
                           shell_quote(err_path.string());
   const int status = std::system(cmd.c_str());
   CommandResult r;
@@ -64,8 +68,12 @@ inline CommandResult run_mfu(const std::string& args, const std::string& env = "
   return r;
 }
 
-inline std::filesystem::path source_dir() { return MFU_SOURCE_DIR; }
-inline std::filesystem::path test_data(const std::string& name) { return source_dir() / "tests" / "data" / name; }
+inline std::filesystem::path source_dir() {
+  return MFU_SOURCE_DIR;
+}
+inline std::filesystem::path test_data(const std::string& name) {
+  return source_dir() / "tests" / "data" / name;
+}
 
 /// ../shared/samples (or $MFU_SAMPLES_DIR); empty when absent.
 inline std::filesystem::path samples_dir() {
@@ -81,9 +89,10 @@ inline void expect_golden(const std::string& name, const std::string& actual) {
     write_file(path, actual);
     return;
   }
-  ASSERT_TRUE(std::filesystem::exists(path)) << "missing golden file " << path
-                                             << " (run with MFU_UPDATE_GOLDEN=1 to create it)";
-  EXPECT_EQ(read_file(path), actual) << "golden " << name << " differs; review and rerun with MFU_UPDATE_GOLDEN=1";
+  ASSERT_TRUE(std::filesystem::exists(path))
+      << "missing golden file " << path << " (run with MFU_UPDATE_GOLDEN=1 to create it)";
+  EXPECT_EQ(read_file(path), actual)
+      << "golden " << name << " differs; review and rerun with MFU_UPDATE_GOLDEN=1";
 }
 
 }  // namespace mfu::test

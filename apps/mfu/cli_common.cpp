@@ -14,40 +14,49 @@
 namespace mfu::cli {
 
 bool ModelFlags::any() const {
-  return !model.empty() || !params.empty() || !layers.empty() || !hidden.empty() || !heads.empty() ||
-         !kv_heads.empty() || !head_dim.empty() || !ffn.empty() || !vocab.empty() || !experts.empty() ||
-         !top_k.empty() || !seq_len.empty() || swiglu;
+  return !model.empty() || !params.empty() || !layers.empty() || !hidden.empty() ||
+         !heads.empty() || !kv_heads.empty() || !head_dim.empty() || !ffn.empty() ||
+         !vocab.empty() || !experts.empty() || !top_k.empty() || !seq_len.empty() || swiglu;
 }
 
 void add_model_flags(CLI::App* app, ModelFlags& f) {
-  app->add_option("--model", f.model, "Model preset (see 'mfu models') or a Hugging Face config.json")
+  app->add_option("--model", f.model,
+                  "Model preset (see 'mfu models') or a Hugging Face config.json")
       ->group("Model");
-  app->add_option("--params", f.params, "Parameter count N for 6N, e.g. 540.35B (active count for MoE)")->group("Model");
+  app->add_option("--params", f.params,
+                  "Parameter count N for 6N, e.g. 540.35B (active count for MoE)")
+      ->group("Model");
   app->add_option("--layers", f.layers, "Transformer layers")->group("Model");
   app->add_option("--hidden", f.hidden, "Hidden size (d_model)")->group("Model");
   app->add_option("--heads", f.heads, "Attention (query) heads")->group("Model");
   app->add_option("--kv-heads", f.kv_heads, "Key/value heads (GQA query groups)")->group("Model");
-  app->add_option("--head-dim", f.head_dim, "Head dimension (default hidden/heads)")->group("Model");
+  app->add_option("--head-dim", f.head_dim, "Head dimension (default hidden/heads)")
+      ->group("Model");
   app->add_option("--ffn", f.ffn, "MLP inner size (default 4*hidden)")->group("Model");
   app->add_option("--vocab", f.vocab, "Vocabulary size")->group("Model");
   app->add_option("--experts", f.experts, "Routed experts (MoE)")->group("Model");
   app->add_option("--top-k", f.top_k, "Experts per token (MoE)")->group("Model");
   app->add_option("--seq-len", f.seq_len, "Sequence length in tokens")->group("Model");
-  app->add_flag("--swiglu", f.swiglu, "Gated MLP (SwiGLU): three hidden x ffn matrices")->group("Model");
+  app->add_flag("--swiglu", f.swiglu, "Gated MLP (SwiGLU): three hidden x ffn matrices")
+      ->group("Model");
   app->add_option("--convention", f.convention,
                   "FLOP convention: palm (6N + 12LHQT, default), megatron, megatron-2023, maxtext")
       ->group("Model");
-  app->add_option("--recompute", f.recompute, "Activation recomputation for HFU: none, selective, full")
+  app->add_option("--recompute", f.recompute,
+                  "Activation recomputation for HFU: none, selective, full")
       ->group("Model");
 }
 
 void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
-  app->add_option("--gpu", f.gpu, "Accelerator name (see 'mfu gpus'), e.g. h100, 'NVIDIA H100 80GB HBM3'")
+  app->add_option("--gpu", f.gpu,
+                  "Accelerator name (see 'mfu gpus'), e.g. h100, 'NVIDIA H100 80GB HBM3'")
       ->group("Hardware");
   app->add_option("--gpus", f.gpus, "Number of GPUs (accelerators)")->group("Hardware");
-  app->add_option("--dtype", f.dtype, "Compute dtype for the peak: bf16 (default), fp16, fp8, tf32, fp32")
+  app->add_option("--dtype", f.dtype,
+                  "Compute dtype for the peak: bf16 (default), fp16, fp8, tf32, fp32")
       ->group("Hardware");
-  app->add_option("--peak", f.peak, "Dense peak per GPU, e.g. 989.5T; overrides --gpu")->group("Hardware");
+  app->add_option("--peak", f.peak, "Dense peak per GPU, e.g. 989.5T; overrides --gpu")
+      ->group("Hardware");
 }
 
 std::optional<double> quantity(const std::string& text, Quantity kind) {
@@ -97,13 +106,16 @@ std::optional<ModelShape> build_model(const ModelFlags& f) {
   return m;
 }
 
-GpuDatabase load_gpu_db(const GlobalOptions& g) { return GpuDatabase::load(g.gpu_db); }
+GpuDatabase load_gpu_db(const GlobalOptions& g) {
+  return GpuDatabase::load(g.gpu_db);
+}
 
 bool use_color(const GlobalOptions& g) {
   if (g.color == "always") return true;
   if (g.color == "never") return false;
   if (const char* nc = std::getenv("NO_COLOR"); nc != nullptr && *nc != '\0') return false;
-  if (const char* term = std::getenv("TERM"); term != nullptr && std::string(term) == "dumb") return false;
+  if (const char* term = std::getenv("TERM"); term != nullptr && std::string(term) == "dumb")
+    return false;
   return ::isatty(STDOUT_FILENO) == 1;
 }
 
@@ -114,9 +126,12 @@ Output::Output(const std::string& path) : path_(path) {
   }
   const std::filesystem::path target(path_);
   const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  temp_ = (dir / ("." + target.filename().string() + ".mfu-tmp-" + std::to_string(::getpid()))).string();
+  temp_ = (dir / ("." + target.filename().string() + ".mfu-tmp-" + std::to_string(::getpid())))
+              .string();
   file_ = std::make_unique<std::ofstream>(temp_, std::ios::binary | std::ios::trunc);
-  if (!*file_) throw Error(fmt::format("cannot write '{}'", path_), "check that the folder exists and is writable");
+  if (!*file_)
+    throw Error(fmt::format("cannot write '{}'", path_),
+                "check that the folder exists and is writable");
 }
 
 Output::~Output() {
@@ -127,7 +142,9 @@ Output::~Output() {
   }
 }
 
-std::ostream& Output::stream() { return file_ ? static_cast<std::ostream&>(*file_) : std::cout; }
+std::ostream& Output::stream() {
+  return file_ ? static_cast<std::ostream&>(*file_) : std::cout;
+}
 
 void Output::commit() {
   if (!file_) {
@@ -139,11 +156,16 @@ void Output::commit() {
   file_->close();
   std::error_code ec;
   std::filesystem::rename(temp_, path_, ec);
-  if (ec) throw Error(fmt::format("cannot move the report into place at '{}': {}", path_, ec.message()));
+  if (ec)
+    throw Error(fmt::format("cannot move the report into place at '{}': {}", path_, ec.message()));
   committed_ = true;
 }
 
-void warn(const std::string& message) { spdlog::warn("{}", message); }
-void info(const std::string& message) { spdlog::info("{}", message); }
+void warn(const std::string& message) {
+  spdlog::warn("{}", message);
+}
+void info(const std::string& message) {
+  spdlog::info("{}", message);
+}
 
 }  // namespace mfu::cli

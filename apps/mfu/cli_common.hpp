@@ -3,7 +3,6 @@
 // only: every number is computed by the library.
 
 #include <CLI/CLI.hpp>
-
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -29,14 +28,15 @@ inline constexpr int kExitError = 2;
 
 /// Options every subcommand can see.
 struct GlobalOptions {
-  std::string gpu_db;        ///< --gpu-db FILE
+  std::string gpu_db;  ///< --gpu-db FILE
   std::string color = "auto";
   bool quiet = false;
 };
 
 /// --model and the shape flags, kept as text so the library parses units and reports errors.
 struct ModelFlags {
-  std::string model, params, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k, seq_len;
+  std::string model, params, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k,
+      seq_len;
   bool swiglu = false;
   std::string convention;
   std::string recompute;
@@ -57,7 +57,8 @@ struct WorkFlags {
 void add_model_flags(CLI::App* app, ModelFlags& flags);
 void add_work_flags(CLI::App* app, WorkFlags& flags);
 /// The analysis options the flags describe (units parsed, errors named).
-[[nodiscard]] AnalyzeOptions analyze_options(const ModelFlags& m, const HardwareFlags& h, const WorkFlags& w);
+[[nodiscard]] AnalyzeOptions analyze_options(const ModelFlags& m, const HardwareFlags& h,
+                                             const WorkFlags& w);
 void add_hardware_flags(CLI::App* app, HardwareFlags& flags);
 
 /// Builds the model from --model plus shape overrides; nullopt when no model flag was given.
@@ -116,9 +117,9 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g);
 Runner add_check(CLI::App& app, GlobalOptions& g);
 Runner add_whatif(CLI::App& app, GlobalOptions& g);
 /// `mfu analyze --follow`: re-reads the log every `interval` seconds until Ctrl-C.
-int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt, const GpuDatabase& db,
-               const IngestFlags& ingest, OutputFormat format, const std::string& out_file, double interval,
-               const GlobalOptions& g);
+int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt,
+               const GpuDatabase& db, const IngestFlags& ingest, OutputFormat format,
+               const std::string& out_file, double interval, const GlobalOptions& g);
 Runner add_convert(CLI::App& app, GlobalOptions& g);
 
 }  // namespace mfu::cli

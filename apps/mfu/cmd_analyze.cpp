@@ -11,13 +11,21 @@
 namespace mfu::cli {
 
 void add_work_flags(CLI::App* cmd, WorkFlags& f) {
-  cmd->add_option("--tokens-per-step", f.tokens_per_step, "Tokens per step, all GPUs (when the log does not say)")
+  cmd->add_option("--tokens-per-step", f.tokens_per_step,
+                  "Tokens per step, all GPUs (when the log does not say)")
       ->group("Work");
-  cmd->add_option("--batch", f.batch, "Sequences per step, all GPUs (with the sequence length)")->group("Work");
+  cmd->add_option("--batch", f.batch, "Sequences per step, all GPUs (with the sequence length)")
+      ->group("Work");
   cmd->add_option("--flops", f.flops, "Model FLOPs per step, all GPUs, e.g. 35T")->group("Work");
-  cmd->add_option("--micro-batches", f.micro_batches, "Pipeline micro-batches per step (for the bubble)")->group("Work");
-  cmd->add_option("--warmup", f.warmup, "Treat the first N iterations as warm-up (default: detected)")->group("Work");
-  cmd->add_option("--price-per-gpu-hour", f.price, "Price of one GPU-hour: adds the cost of each bucket")->group("Work");
+  cmd->add_option("--micro-batches", f.micro_batches,
+                  "Pipeline micro-batches per step (for the bubble)")
+      ->group("Work");
+  cmd->add_option("--warmup", f.warmup,
+                  "Treat the first N iterations as warm-up (default: detected)")
+      ->group("Work");
+  cmd->add_option("--price-per-gpu-hour", f.price,
+                  "Price of one GPU-hour: adds the cost of each bucket")
+      ->group("Work");
 }
 
 AnalyzeOptions analyze_options(const ModelFlags& mf, const HardwareFlags& hf, const WorkFlags& wf) {
@@ -28,7 +36,8 @@ AnalyzeOptions analyze_options(const ModelFlags& mf, const HardwareFlags& hf, co
     shape.seq_len.clear();
   }
   o.model = build_model(shape);
-  if (!mf.convention.empty() && mf.convention != "palm") o.convention = parse_convention(mf.convention);
+  if (!mf.convention.empty() && mf.convention != "palm")
+    o.convention = parse_convention(mf.convention);
   if (!mf.recompute.empty()) o.recompute = parse_recompute(mf.recompute);
   if (!hf.gpu.empty()) o.gpu = hf.gpu;
   o.gpus = quantity(hf.gpus, Quantity::kCount);
@@ -40,7 +49,8 @@ AnalyzeOptions analyze_options(const ModelFlags& mf, const HardwareFlags& hf, co
   o.batch = quantity(wf.batch, Quantity::kCount);
   o.flops_per_step = quantity(wf.flops, Quantity::kFlops);
   o.micro_batches = quantity(wf.micro_batches, Quantity::kCount);
-  if (!wf.warmup.empty()) o.warmup = static_cast<std::int64_t>(parse_quantity(wf.warmup, Quantity::kCount));
+  if (!wf.warmup.empty())
+    o.warmup = static_cast<std::int64_t>(parse_quantity(wf.warmup, Quantity::kCount));
   o.price_per_gpu_hour = quantity(wf.price, Quantity::kMoney);
   return o;
 }
@@ -60,8 +70,10 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g) {
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("analyze", "MFU of a run and where the lost time went");
   cmd->footer(
-      "Reads Megatron-LM/NeMo, torchtitan, Hugging Face, DeepSpeed, nanoGPT/llm.c, MaxText, MLPerf, Lightning CSV,\n"
-      "PyTorch-profiler traces and mfu's own JSON Lines. Flags override what the log says; the report says where\n"
+      "Reads Megatron-LM/NeMo, torchtitan, Hugging Face, DeepSpeed, nanoGPT/llm.c, MaxText, "
+      "MLPerf, Lightning CSV,\n"
+      "PyTorch-profiler traces and mfu's own JSON Lines. Flags override what the log says; the "
+      "report says where\n"
       "each input came from.\n\n"
       "Examples:\n"
       "  mfu analyze train.log\n"
@@ -75,16 +87,22 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g) {
   add_hardware_flags(cmd, f->hw);
   add_work_flags(cmd, f->work);
   add_ingest_flags(cmd, f->ingest);
-  cmd->add_option("--output", f->output, "text, json, markdown, csv or html")->capture_default_str();
-  cmd->add_option("-o,--output-file", f->out_file, "Write the report to FILE (atomically) instead of stdout");
-  cmd->add_flag("--per-iteration", f->per_iteration, "Include per-iteration records in the JSON report");
-  cmd->add_flag("--follow", f->follow, "Watch a log that is still being written; Ctrl-C prints the final report");
-  cmd->add_option("--interval", f->interval, "Seconds between updates with --follow")->capture_default_str();
+  cmd->add_option("--output", f->output, "text, json, markdown, csv or html")
+      ->capture_default_str();
+  cmd->add_option("-o,--output-file", f->out_file,
+                  "Write the report to FILE (atomically) instead of stdout");
+  cmd->add_flag("--per-iteration", f->per_iteration,
+                "Include per-iteration records in the JSON report");
+  cmd->add_flag("--follow", f->follow,
+                "Watch a log that is still being written; Ctrl-C prints the final report");
+  cmd->add_option("--interval", f->interval, "Seconds between updates with --follow")
+      ->capture_default_str();
   return [f, &g]() {
     const OutputFormat format = parse_output_format(f->output);
     const AnalyzeOptions opt = analyze_options(f->model, f->hw, f->work);
     const GpuDatabase db = load_gpu_db(g);
-    if (f->follow) return follow_log(f->inputs, opt, db, f->ingest, format, f->out_file, f->interval, g);
+    if (f->follow)
+      return follow_log(f->inputs, opt, db, f->ingest, format, f->out_file, f->interval, g);
     Output out(f->out_file);
     const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
     print_diagnostics(run, g);

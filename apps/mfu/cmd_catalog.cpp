@@ -10,7 +10,8 @@ Runner add_gpus(CLI::App& app, GlobalOptions& g) {
     std::string name, output = "text";
   };
   auto f = std::make_shared<Flags>();
-  CLI::App* cmd = app.add_subcommand("gpus", "List accelerators and their dense peaks, or show one");
+  CLI::App* cmd =
+      app.add_subcommand("gpus", "List accelerators and their dense peaks, or show one");
   cmd->footer(
       "Examples:\n"
       "  mfu gpus                          # the table\n"
@@ -38,12 +39,14 @@ Runner add_models(CLI::App& app, GlobalOptions&) {
     std::string output = "text";
   };
   auto f = std::make_shared<Flags>();
-  CLI::App* cmd = app.add_subcommand("models", "List model presets with parameters and FLOPs per token");
+  CLI::App* cmd =
+      app.add_subcommand("models", "List model presets with parameters and FLOPs per token");
   cmd->footer(
       "Examples:\n"
       "  mfu models\n"
       "  mfu models --output json\n"
-      "Use a preset with --model ID in calc, analyze, check and whatif; or pass a config.json path.");
+      "Use a preset with --model ID in calc, analyze, check and whatif; or pass a config.json "
+      "path.");
   cmd->add_option("--output", f->output, "text, json or markdown")->capture_default_str();
   return [f]() {
     render_models(ModelCatalog::builtin(), parse_output_format(f->output), std::cout);

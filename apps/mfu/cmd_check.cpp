@@ -40,19 +40,24 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     HardwareFlags hw;
     WorkFlags work;
     IngestFlags ingest;
-    std::string min_mfu, max_step_time, min_tokens, min_goodput, baseline, max_regression = "5%", config, junit,
-        output = "text", out_file, min_steps = "5", mfu_scope = "steady";
+    std::string min_mfu, max_step_time, min_tokens, min_goodput, baseline,
+        max_regression = "5%", config, junit, output = "text", out_file, min_steps = "5",
+        mfu_scope = "steady";
     std::vector<std::string> max_bucket;
     bool strict = false;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("check", "CI gate: fail (exit 1) when training got slower");
   cmd->footer(
-      "Thresholds compare the steady state (warm-up excluded). With --baseline, the drop in MFU (or\n"
+      "Thresholds compare the steady state (warm-up excluded). With --baseline, the drop in MFU "
+      "(or\n"
       "throughput) against a report saved by 'mfu analyze --output json' must stay under\n"
-      "--max-regression; a drop inside the run-to-run noise of the step times (Mann-Whitney U and a\n"
-      "bootstrap interval) does not fail unless --strict. A log that cannot be parsed, or with too few\n"
-      "steady steps, never passes. Settings can live in mfu.toml or .mfu.json (keys = long flag names).\n\n"
+      "--max-regression; a drop inside the run-to-run noise of the step times (Mann-Whitney U and "
+      "a\n"
+      "bootstrap interval) does not fail unless --strict. A log that cannot be parsed, or with too "
+      "few\n"
+      "steady steps, never passes. Settings can live in mfu.toml or .mfu.json (keys = long flag "
+      "names).\n\n"
       "Examples:\n"
       "  mfu check run.log --min-mfu 40%\n"
       "  mfu check run.log --baseline baseline.json --max-regression 5% --junit mfu-junit.xml\n"
@@ -64,20 +69,30 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
   add_work_flags(cmd, f->work);
   add_ingest_flags(cmd, f->ingest);
   cmd->add_option("--min-mfu", f->min_mfu, "Fail below this MFU, e.g. 40%")->group("Thresholds");
-  cmd->add_option("--mfu-scope", f->mfu_scope, "MFU gated: steady (default, warm-up excluded) or whole")
+  cmd->add_option("--mfu-scope", f->mfu_scope,
+                  "MFU gated: steady (default, warm-up excluded) or whole")
       ->check(CLI::IsMember({"steady", "whole"}))
       ->group("Thresholds");
-  cmd->add_option("--max-step-time", f->max_step_time, "Fail above this median step time, e.g. 350ms")->group("Thresholds");
-  cmd->add_option("--min-tokens-per-sec", f->min_tokens, "Fail below this throughput, e.g. 1.2M")->group("Thresholds");
-  cmd->add_option("--max-bucket", f->max_bucket, "Fail when a bucket takes more, e.g. comm=15% (repeatable)")
+  cmd->add_option("--max-step-time", f->max_step_time,
+                  "Fail above this median step time, e.g. 350ms")
       ->group("Thresholds");
-  cmd->add_option("--min-goodput", f->min_goodput, "Fail below this goodput, e.g. 90%")->group("Thresholds");
-  cmd->add_option("--baseline", f->baseline, "A report saved by 'mfu analyze --output json'")->group("Baseline");
-  cmd->add_option("--max-regression", f->max_regression, "Largest MFU/throughput drop allowed (default 5%)")
+  cmd->add_option("--min-tokens-per-sec", f->min_tokens, "Fail below this throughput, e.g. 1.2M")
+      ->group("Thresholds");
+  cmd->add_option("--max-bucket", f->max_bucket,
+                  "Fail when a bucket takes more, e.g. comm=15% (repeatable)")
+      ->group("Thresholds");
+  cmd->add_option("--min-goodput", f->min_goodput, "Fail below this goodput, e.g. 90%")
+      ->group("Thresholds");
+  cmd->add_option("--baseline", f->baseline, "A report saved by 'mfu analyze --output json'")
       ->group("Baseline");
-  cmd->add_option("--min-steps", f->min_steps, "Fewest steady step records to judge a run (default 5)")
+  cmd->add_option("--max-regression", f->max_regression,
+                  "Largest MFU/throughput drop allowed (default 5%)")
+      ->group("Baseline");
+  cmd->add_option("--min-steps", f->min_steps,
+                  "Fewest steady step records to judge a run (default 5)")
       ->group("Thresholds");
-  cmd->add_option("--config", f->config, "Settings file (default: mfu.toml or .mfu.json found upwards)");
+  cmd->add_option("--config", f->config,
+                  "Settings file (default: mfu.toml or .mfu.json found upwards)");
   cmd->add_option("--junit", f->junit, "Write a JUnit XML file (one testcase per check)");
   cmd->add_option("--output", f->output, "text, json or markdown")->capture_default_str();
   cmd->add_option("-o,--output-file", f->out_file, "Write the verdict to FILE instead of stdout");
@@ -86,33 +101,49 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     // Settings fill every flag the command line leaves unset.
     const std::string settings = f->config.empty() ? find_settings() : f->config;
     if (!settings.empty()) {
-      std::map<std::string, std::string*> text = {
-          {"min-mfu", &f->min_mfu},         {"max-step-time", &f->max_step_time},
-          {"min-tokens-per-sec", &f->min_tokens}, {"min-goodput", &f->min_goodput},
-          {"baseline", &f->baseline},       {"max-regression", &f->max_regression},
-          {"mfu-scope", &f->mfu_scope},     {"min-steps", &f->min_steps},
-          {"junit", &f->junit},             {"model", &f->model.model},
-          {"params", &f->model.params},     {"layers", &f->model.layers},
-          {"hidden", &f->model.hidden},     {"heads", &f->model.heads},
-          {"kv-heads", &f->model.kv_heads}, {"ffn", &f->model.ffn},
-          {"vocab", &f->model.vocab},       {"seq-len", &f->model.seq_len},
-          {"convention", &f->model.convention}, {"recompute", &f->model.recompute},
-          {"gpu", &f->hw.gpu},              {"gpus", &f->hw.gpus},
-          {"dtype", &f->hw.dtype},          {"peak", &f->hw.peak},
-          {"tokens-per-step", &f->work.tokens_per_step}, {"batch", &f->work.batch},
-          {"flops", &f->work.flops},        {"micro-batches", &f->work.micro_batches},
-          {"warmup", &f->work.warmup},      {"format", &f->ingest.format}};
+      std::map<std::string, std::string*> text = {{"min-mfu", &f->min_mfu},
+                                                  {"max-step-time", &f->max_step_time},
+                                                  {"min-tokens-per-sec", &f->min_tokens},
+                                                  {"min-goodput", &f->min_goodput},
+                                                  {"baseline", &f->baseline},
+                                                  {"max-regression", &f->max_regression},
+                                                  {"mfu-scope", &f->mfu_scope},
+                                                  {"min-steps", &f->min_steps},
+                                                  {"junit", &f->junit},
+                                                  {"model", &f->model.model},
+                                                  {"params", &f->model.params},
+                                                  {"layers", &f->model.layers},
+                                                  {"hidden", &f->model.hidden},
+                                                  {"heads", &f->model.heads},
+                                                  {"kv-heads", &f->model.kv_heads},
+                                                  {"ffn", &f->model.ffn},
+                                                  {"vocab", &f->model.vocab},
+                                                  {"seq-len", &f->model.seq_len},
+                                                  {"convention", &f->model.convention},
+                                                  {"recompute", &f->model.recompute},
+                                                  {"gpu", &f->hw.gpu},
+                                                  {"gpus", &f->hw.gpus},
+                                                  {"dtype", &f->hw.dtype},
+                                                  {"peak", &f->hw.peak},
+                                                  {"tokens-per-step", &f->work.tokens_per_step},
+                                                  {"batch", &f->work.batch},
+                                                  {"flops", &f->work.flops},
+                                                  {"micro-batches", &f->work.micro_batches},
+                                                  {"warmup", &f->work.warmup},
+                                                  {"format", &f->ingest.format}};
       for (const auto& [key, values] : load_settings(settings)) {
         const std::string flag = "--" + key;
         if (key == "max-bucket") {
           if (cmd->count(flag) == 0) f->max_bucket = values;
         } else if (key == "strict") {
-          if (cmd->count(flag) == 0 && !values.empty()) f->strict = values.front() == "true" || values.front() == "1";
+          if (cmd->count(flag) == 0 && !values.empty())
+            f->strict = values.front() == "true" || values.front() == "1";
         } else if (auto it = text.find(key); it != text.end()) {
           if (cmd->count(flag) == 0 && !values.empty()) *it->second = values.front();
         } else {
           throw Error(fmt::format("{}: unknown setting '{}'", settings, key),
-                      "settings use the long flag names of mfu check, e.g. min-mfu, gpu, baseline, max-bucket");
+                      "settings use the long flag names of mfu check, e.g. min-mfu, gpu, baseline, "
+                      "max-bucket");
         }
       }
       if (!g.quiet) info(fmt::format("settings from {}", settings));
@@ -125,7 +156,9 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     if (!f->min_goodput.empty()) o.min_goodput = parse_ratio(f->min_goodput);
     for (const auto& mb : f->max_bucket) {
       const std::size_t eq = mb.find('=');
-      if (eq == std::string::npos) throw Error(fmt::format("--max-bucket '{}' needs NAME=LIMIT", mb), "e.g. --max-bucket comm=15%");
+      if (eq == std::string::npos)
+        throw Error(fmt::format("--max-bucket '{}' needs NAME=LIMIT", mb),
+                    "e.g. --max-bucket comm=15%");
       o.max_bucket[mb.substr(0, eq)] = parse_ratio(mb.substr(eq + 1));
     }
     o.max_regression = parse_ratio(f->max_regression);
@@ -147,9 +180,11 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
       render_junit(r, a, junit.stream());
       junit.commit();
     }
-    if (const char* gha = std::getenv("GITHUB_ACTIONS"); gha != nullptr && std::string(gha) == "true") {
+    if (const char* gha = std::getenv("GITHUB_ACTIONS");
+        gha != nullptr && std::string(gha) == "true") {
       render_github_annotations(r, std::cout);
-      if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary != nullptr && *summary != '\0') {
+      if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
+          summary != nullptr && *summary != '\0') {
         std::ofstream s(summary, std::ios::app);
         render_gate(r, a, OutputFormat::kMarkdown, false, s);
         render_analysis(a, run, OutputFormat::kMarkdown, RenderOptions{}, s);

@@ -5,20 +5,23 @@
 #include <memory>
 
 #include "cli_common.hpp"
-#include "mfu/ingest.hpp"
 #include "mfu/error.hpp"
+#include "mfu/ingest.hpp"
 #include "mfu/units.hpp"
 
 namespace mfu::cli {
 
 void add_ingest_flags(CLI::App* cmd, IngestFlags& f) {
-  cmd->add_option("--format", f.format, "Force the input format instead of detecting it (see 'mfu inspect --formats')")
+  cmd->add_option("--format", f.format,
+                  "Force the input format instead of detecting it (see 'mfu inspect --formats')")
       ->group("Input");
   cmd->add_flag("--strict", f.strict,
-                "A record line that does not parse is an error, not a warning (mfu check: also fail a regression "
+                "A record line that does not parse is an error, not a warning (mfu check: also "
+                "fail a regression "
                 "inside the noise)")
       ->group("Input");
-  cmd->add_option("--max-warnings", f.max_warnings, "Most diagnostics kept (default 20)")->group("Input");
+  cmd->add_option("--max-warnings", f.max_warnings, "Most diagnostics kept (default 20)")
+      ->group("Input");
 }
 
 IngestOptions ingest_options(const IngestFlags& f, const GlobalOptions& g) {
@@ -33,11 +36,15 @@ IngestOptions ingest_options(const IngestFlags& f, const GlobalOptions& g) {
 void print_diagnostics(const Run& run, const GlobalOptions& g) {
   if (g.quiet) return;
   for (const auto& d : run.diagnostics) {
-    const std::string where = d.line ? fmt::format("{}:{}: ", d.file, d.line) : (d.file.empty() ? "" : d.file + ": ");
-    if (d.severity == Diagnostic::Severity::kInfo) info(where + d.message);
-    else warn(where + d.message);
+    const std::string where =
+        d.line ? fmt::format("{}:{}: ", d.file, d.line) : (d.file.empty() ? "" : d.file + ": ");
+    if (d.severity == Diagnostic::Severity::kInfo)
+      info(where + d.message);
+    else
+      warn(where + d.message);
   }
-  if (run.suppressed_diagnostics > 0) warn(fmt::format("{} more warnings not shown", run.suppressed_diagnostics));
+  if (run.suppressed_diagnostics > 0)
+    warn(fmt::format("{} more warnings not shown", run.suppressed_diagnostics));
 }
 
 Runner add_inspect(CLI::App& app, GlobalOptions& g) {
@@ -48,11 +55,13 @@ Runner add_inspect(CLI::App& app, GlobalOptions& g) {
     std::string output = "text";
   };
   auto f = std::make_shared<Flags>();
-  CLI::App* cmd = app.add_subcommand("inspect", "Show what mfu reads from a log: format, records, fields, metadata");
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Show what mfu reads from a log: format, records, fields, metadata");
   cmd->footer(
       "Examples:\n"
       "  mfu inspect train.log\n"
-      "  mfu inspect logs/               # a directory: one log per rank or the pieces of a restarted job\n"
+      "  mfu inspect logs/               # a directory: one log per rank or the pieces of a "
+      "restarted job\n"
       "  zcat run.log.gz | mfu inspect -\n"
       "  mfu inspect --formats");
   cmd->add_option("inputs", f->inputs, "Log files, directories, or - for stdin");
@@ -61,7 +70,8 @@ Runner add_inspect(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--output", f->output, "text or json")->capture_default_str();
   return [f, &g]() {
     if (f->formats) {
-      for (const auto& fi : known_formats()) std::cout << fmt::format("{:<18} {}\n", fi.name, fi.description);
+      for (const auto& fi : known_formats())
+        std::cout << fmt::format("{:<18} {}\n", fi.name, fi.description);
       return kExitOk;
     }
     if (f->inputs.empty()) throw Error("mfu inspect needs a log", "mfu inspect train.log");
@@ -79,7 +89,8 @@ Runner add_convert(CLI::App& app, GlobalOptions& g) {
     std::string out_file;
   };
   auto f = std::make_shared<Flags>();
-  CLI::App* cmd = app.add_subcommand("convert", "Write any supported log as mfu's native JSON Lines");
+  CLI::App* cmd =
+      app.add_subcommand("convert", "Write any supported log as mfu's native JSON Lines");
   cmd->footer(
       "Examples:\n"
       "  mfu convert megatron.log -o run.jsonl\n"

@@ -18,13 +18,15 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-void on_sigint(int) { g_stop = true; }
+void on_sigint(int) {
+  g_stop = true;
+}
 
 }  // namespace
 
-int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt, const GpuDatabase& db,
-               const IngestFlags& ingest_flags, OutputFormat format, const std::string& out_file, double interval,
-               const GlobalOptions& g) {
+int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt,
+               const GpuDatabase& db, const IngestFlags& ingest_flags, OutputFormat format,
+               const std::string& out_file, double interval, const GlobalOptions& g) {
   if (inputs.size() != 1 || inputs.front() == "-")
     throw Error("--follow watches one log file", "mfu analyze --follow train.log");
   if (!(interval > 0)) throw Error("--interval must be positive");
@@ -55,7 +57,9 @@ int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt
         RenderOptions ro;
         ro.color = use_color(g);
         render_analysis(a, run, OutputFormat::kText, ro, screen);
-        std::cout << "\x1b[H\x1b[2J" << fmt::format("following {} (every {} s, Ctrl-C to stop)\n\n", inputs.front(), interval)
+        std::cout << "\x1b[H\x1b[2J"
+                  << fmt::format("following {} (every {} s, Ctrl-C to stop)\n\n", inputs.front(),
+                                 interval)
                   << screen.str() << std::flush;
       } else {
         std::cerr << fmt::format("mfu: {} iterations, MFU {}\n", a.iterations_total,

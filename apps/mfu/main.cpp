@@ -33,8 +33,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("mfu ") + MFU_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
-  app.add_option("--gpu-db", global.gpu_db, "Extra accelerator database (JSON, layout of data/gpus.json); also MFU_GPU_DB");
-  app.add_option("--color", global.color, "Colour on screen: auto, always, never (NO_COLOR is honoured)")
+  app.add_option("--gpu-db", global.gpu_db,
+                 "Extra accelerator database (JSON, layout of data/gpus.json); also MFU_GPU_DB");
+  app.add_option("--color", global.color,
+                 "Colour on screen: auto, always, never (NO_COLOR is honoured)")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("-q,--quiet", global.quiet, "Only errors on stderr");
   app.footer(

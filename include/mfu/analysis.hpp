@@ -47,9 +47,11 @@ struct AnalyzeOptions {
 };
 
 /// The names of the waterfall buckets, in report order.
-inline constexpr const char* kBucketNames[] = {"compute",    "compute_inefficiency", "comm",    "io",
-                                               "idle",       "checkpoint",           "restart", "startup",
-                                               "eval",       "other"};
+inline constexpr const char* kBucketNames[] = {"compute", "compute_inefficiency",
+                                               "comm",    "io",
+                                               "idle",    "checkpoint",
+                                               "restart", "startup",
+                                               "eval",    "other"};
 
 /// How a bucket's time is known.
 enum class BucketSource { kMeasured, kInferred, kResidual, kNone };
@@ -69,8 +71,8 @@ struct Bucket {
 };
 
 struct Distribution {
-  double mean = kUnknown, median = kUnknown, p05 = kUnknown, p95 = kUnknown, min = kUnknown, max = kUnknown,
-         mad = kUnknown;
+  double mean = kUnknown, median = kUnknown, p05 = kUnknown, p95 = kUnknown, min = kUnknown,
+         max = kUnknown, mad = kUnknown;
   std::size_t count = 0;
 };
 
@@ -83,13 +85,14 @@ struct Stall {
 };
 
 struct StallReport {
-  double threshold_s = kUnknown;  ///< median + 3 * MAD
-  std::size_t count = 0;          ///< records above the threshold
-  double excess_s = 0;            ///< their time above the steady step
+  double threshold_s = kUnknown;             ///< median + 3 * MAD
+  std::size_t count = 0;                     ///< records above the threshold
+  double excess_s = 0;                       ///< their time above the steady step
   std::optional<std::int64_t> period_steps;  ///< when they recur every N steps
   std::string period_cause;                  ///< e.g. "save_interval 1000"
   std::vector<Stall> worst;                  ///< up to 10, slowest first
-  std::map<std::string, double> excess_by_bucket;  ///< where the excess went: idle, checkpoint, eval
+  std::map<std::string, double>
+      excess_by_bucket;  ///< where the excess went: idle, checkpoint, eval
 };
 
 struct Fix {
@@ -122,7 +125,7 @@ struct Analysis {
   std::vector<InputValue> used;  ///< resolved inputs with their sources
 
   // Hardware and work.
-  std::string gpu;       ///< resolved id, empty when unknown
+  std::string gpu;  ///< resolved id, empty when unknown
   std::string gpu_name;
   std::string dtype;
   double peak_flops_per_gpu = kUnknown;
@@ -145,21 +148,21 @@ struct Analysis {
   double total_tokens = kUnknown;
 
   // Headline numbers (nullopt when the inputs do not determine them).
-  std::optional<double> mfu;          ///< whole run, wall time
+  std::optional<double> mfu;  ///< whole run, wall time
   std::optional<double> hfu;
-  std::optional<double> mfu_steady;   ///< steady-state steps only
-  std::optional<double> achieved_flops_per_s_per_gpu;         ///< whole run
+  std::optional<double> mfu_steady;                    ///< steady-state steps only
+  std::optional<double> achieved_flops_per_s_per_gpu;  ///< whole run
   std::optional<double> achieved_flops_per_s_per_gpu_steady;
-  std::optional<double> tokens_per_s;                         ///< steady state, global
+  std::optional<double> tokens_per_s;  ///< steady state, global
   std::optional<double> tokens_per_s_per_gpu;
   std::optional<double> goodput;
 
   /// The framework's own count, when the log prints it.
   std::optional<double> framework_mfu_steady;
   std::optional<double> framework_flops_per_s_per_gpu;
-  std::string framework_convention;        ///< the convention mfu believes the framework used
+  std::string framework_convention;  ///< the convention mfu believes the framework used
   std::optional<double> recomputed_flops_per_s_per_gpu;  ///< mfu's count under that convention
-  std::optional<double> framework_agreement;  ///< recomputed / printed - 1
+  std::optional<double> framework_agreement;             ///< recomputed / printed - 1
 
   Distribution step_time;
   Distribution mfu_per_iteration;
@@ -174,7 +177,8 @@ struct Analysis {
   /// what mfu whatif scales. Buckets absent are zero.
   std::map<std::string, double> steady_step_split_s;
   double steady_step_count = 0;  ///< iterations that split stands for
-  std::vector<std::string> unknowns;  ///< what the log does not say, with the flag that would say it
+  std::vector<std::string>
+      unknowns;  ///< what the log does not say, with the flag that would say it
   std::vector<std::string> warnings;
   std::optional<double> total_cost;
   std::optional<double> total_energy_kwh;

@@ -28,10 +28,10 @@ struct CalcInputs {
   std::optional<double> tokens_per_step;  ///< global
   std::optional<double> flops_per_step;   ///< model FLOPs per step, all GPUs together
   std::optional<double> step_time_s;
-  std::optional<double> tokens_per_s;     ///< global
-  std::optional<std::string> gpu;         ///< name to look up in the database
-  std::optional<double> peak_flops;       ///< per GPU, dense; overrides the database
-  std::optional<Dtype> dtype;             ///< empty = bf16 (or fp16 where a part has no bf16)
+  std::optional<double> tokens_per_s;  ///< global
+  std::optional<std::string> gpu;      ///< name to look up in the database
+  std::optional<double> peak_flops;    ///< per GPU, dense; overrides the database
+  std::optional<Dtype> dtype;          ///< empty = bf16 (or fp16 where a part has no bf16)
   std::optional<double> gpus;
   std::optional<double> mfu;
   std::optional<double> train_tokens;
@@ -50,7 +50,7 @@ struct CalcResult {
   std::optional<double> step_time_s;
   std::optional<double> tokens_per_s;
   std::optional<double> train_time_s, gpu_hours, cost, energy_kwh;
-  std::string gpu;          ///< resolved accelerator id (empty with --peak alone)
+  std::string gpu;  ///< resolved accelerator id (empty with --peak alone)
   std::string gpu_name;
   std::string dtype;
   std::string convention;
@@ -63,7 +63,8 @@ struct CalcResult {
 /// Solves for everything the inputs determine. Throws mfu::Error when inputs disagree (naming
 /// the two that do) or when MFU cannot be determined (naming what is missing), and
 /// mfu::ImpossibleResult when MFU would exceed 100%.
-[[nodiscard]] CalcResult solve(const CalcInputs& in, const GpuDatabase& db = GpuDatabase::builtin());
+[[nodiscard]] CalcResult solve(const CalcInputs& in,
+                               const GpuDatabase& db = GpuDatabase::builtin());
 
 /// Chooses the peak for `spec` and the requested dtype (default bf16, fp16 where the part
 /// has no bf16). `note` says what was chosen. Throws mfu::Error when the part has no such peak.

@@ -17,11 +17,14 @@ namespace mfu {
 
 enum class Convention {
   kPalm,          ///< 6N + 12*L*H*Q*T (Chowdhery et al. 2022, App. B): the definition of MFU
-  kMegatron,      ///< Megatron-LM per-GEMM count since 2025-03: GQA, SwiGLU, MoE, causal attention, logits
-  kMegatron2024,  ///< Megatron-LM 2024 to 2025-02: per-GEMM, full (non-causal) attention, all layers MoE
+  kMegatron,      ///< Megatron-LM per-GEMM count since 2025-03: GQA, SwiGLU, MoE, causal attention,
+                  ///< logits
+  kMegatron2024,  ///< Megatron-LM 2024 to 2025-02: per-GEMM, full (non-causal) attention, all
+                  ///< layers MoE
   kMegatron2023,  ///< Megatron-LM 2023-11 closed form 60*L*h^2*(1 + g/5H + s/5h + V/10Lh)
-  kMegatronDeepSpeed,  ///< Megatron-DeepSpeed throughput_calculator: MAC count, HFU-style with recompute
-  kMaxText,       ///< MaxText calculate_tflops_training_per_device: per-GEMM, causal, router counted
+  kMegatronDeepSpeed,  ///< Megatron-DeepSpeed throughput_calculator: MAC count, HFU-style with
+                       ///< recompute
+  kMaxText,  ///< MaxText calculate_tflops_training_per_device: per-GEMM, causal, router counted
 };
 
 /// Activation recomputation, for HFU. kUnspecified means the log did not say (HFU is not reported).
@@ -42,8 +45,8 @@ struct FlopsPerToken {
   std::int64_t seq_len = 0;
   Convention convention = Convention::kPalm;
   Recompute recompute = Recompute::kUnspecified;
-  std::string formula;   ///< the formula used, with the numbers put in, for reports
-  std::string note;      ///< e.g. "attention term omitted: no shape"
+  std::string formula;  ///< the formula used, with the numbers put in, for reports
+  std::string note;     ///< e.g. "attention term omitted: no shape"
 };
 
 /// FLOPs per token for `shape` at `seq_len` (0 = shape.seq_len). Throws mfu::Error naming the

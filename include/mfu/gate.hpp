@@ -39,9 +39,9 @@ struct Baseline {
 [[nodiscard]] Baseline parse_baseline(std::string_view json_text, const std::string& origin);
 
 struct GateOptions {
-  std::optional<double> min_mfu;             ///< 0..1
-  bool whole_run_mfu = false;                ///< gate the whole-run MFU instead of the steady state
-  std::optional<double> max_step_time_s;     ///< median steady step
+  std::optional<double> min_mfu;          ///< 0..1
+  bool whole_run_mfu = false;             ///< gate the whole-run MFU instead of the steady state
+  std::optional<double> max_step_time_s;  ///< median steady step
   std::optional<double> min_tokens_per_s;
   std::optional<double> min_goodput;
   std::map<std::string, double> max_bucket;  ///< bucket name -> largest fraction of wall time
@@ -54,7 +54,7 @@ struct GateOptions {
 };
 
 struct CheckResult {
-  std::string name;       ///< "min-mfu", "max-bucket comm", "regression", ...
+  std::string name;  ///< "min-mfu", "max-bucket comm", "regression", ...
   bool passed = false;
   double measured = kUnknown;
   double limit = kUnknown;
@@ -66,12 +66,12 @@ struct CheckResult {
 
 /// The noise model of a baseline comparison.
 struct RegressionTest {
-  double drop = kUnknown;        ///< point estimate of the relative MFU (or throughput) drop
-  double ci_low = kUnknown;      ///< bootstrap confidence interval of the drop
+  double drop = kUnknown;    ///< point estimate of the relative MFU (or throughput) drop
+  double ci_low = kUnknown;  ///< bootstrap confidence interval of the drop
   double ci_high = kUnknown;
-  double p_value = kUnknown;     ///< one-sided Mann-Whitney U: current steps slower than baseline
+  double p_value = kUnknown;  ///< one-sided Mann-Whitney U: current steps slower than baseline
   bool significant = false;
-  std::string metric;            ///< "MFU" or "throughput"
+  std::string metric;  ///< "MFU" or "throughput"
 };
 
 struct GateResult {
@@ -83,14 +83,17 @@ struct GateResult {
 
 /// Evaluates every threshold given. A run that cannot be judged (no MFU when --min-mfu is
 /// asked, too few steady steps) fails the check concerned, never passes.
-[[nodiscard]] GateResult evaluate_gate(const Analysis& analysis, const Run& run, const GateOptions& options);
+[[nodiscard]] GateResult evaluate_gate(const Analysis& analysis, const Run& run,
+                                       const GateOptions& options);
 
 /// One-sided Mann-Whitney U test that `a` tends to be larger than `b` (normal approximation
 /// with tie correction). Returns the p-value.
-[[nodiscard]] double mann_whitney_greater(const std::vector<double>& a, const std::vector<double>& b);
+[[nodiscard]] double mann_whitney_greater(const std::vector<double>& a,
+                                          const std::vector<double>& b);
 
 /// Renders the verdict (text, json, markdown) and the JUnit XML.
-void render_gate(const GateResult& result, const Analysis& analysis, OutputFormat format, bool color, std::ostream& out);
+void render_gate(const GateResult& result, const Analysis& analysis, OutputFormat format,
+                 bool color, std::ostream& out);
 void render_junit(const GateResult& result, const Analysis& analysis, std::ostream& out);
 /// "::error title=...::message" lines for GitHub Actions.
 void render_github_annotations(const GateResult& result, std::ostream& out);
@@ -98,6 +101,7 @@ void render_github_annotations(const GateResult& result, std::ostream& out);
 /// Settings files: `mfu.toml` (key = value, [sections] ignored, strings, numbers, booleans,
 /// arrays of strings) or `.mfu.json` ({"key": value}). Keys are the long flag names
 /// (min-mfu, gpu, max-bucket, ...). Throws mfu::Error with the file and line of a bad entry.
-[[nodiscard]] std::map<std::string, std::vector<std::string>> load_settings(const std::string& path);
+[[nodiscard]] std::map<std::string, std::vector<std::string>> load_settings(
+    const std::string& path);
 
 }  // namespace mfu

@@ -17,15 +17,28 @@
 namespace mfu {
 
 /// Number formats a peak is quoted for. fp64_tensor and fp32_matrix are the matrix-unit rates.
-enum class Dtype { kFp64, kFp64Tensor, kFp32, kFp32Matrix, kTf32, kBf16, kFp16, kFp8, kInt8, kFp4, kInt4 };
+enum class Dtype {
+  kFp64,
+  kFp64Tensor,
+  kFp32,
+  kFp32Matrix,
+  kTf32,
+  kBf16,
+  kFp16,
+  kFp8,
+  kInt8,
+  kFp4,
+  kInt4
+};
 
-/// "bf16", "fp8", ... Throws mfu::Error for an unknown name (accepts "bfloat16", "float16", "fp32").
+/// "bf16", "fp8", ... Throws mfu::Error for an unknown name (accepts "bfloat16", "float16",
+/// "fp32").
 [[nodiscard]] Dtype parse_dtype(std::string_view name);
 [[nodiscard]] const char* to_string(Dtype d);
 
 struct GpuSpec {
-  std::string id;       ///< canonical key, e.g. "h100-sxm"
-  std::string name;     ///< display name, e.g. "NVIDIA H100 SXM5 80GB"
+  std::string id;    ///< canonical key, e.g. "h100-sxm"
+  std::string name;  ///< display name, e.g. "NVIDIA H100 SXM5 80GB"
   std::string vendor;
   std::vector<std::string> aliases;
   std::map<Dtype, double> dense_flops;   ///< FLOP/s, dense (what MFU uses)
@@ -67,7 +80,8 @@ class GpuDatabase {
   /// Like resolve() but returns an empty match instead of throwing.
   [[nodiscard]] GpuMatch try_resolve(std::string_view query) const;
   /// The closest known names to `query`, best first.
-  [[nodiscard]] std::vector<std::string> suggestions(std::string_view query, std::size_t n = 3) const;
+  [[nodiscard]] std::vector<std::string> suggestions(std::string_view query,
+                                                     std::size_t n = 3) const;
 
   [[nodiscard]] const std::vector<GpuSpec>& all() const { return specs_; }
   [[nodiscard]] const std::map<std::string, std::string>& defaults() const { return defaults_; }

@@ -8,12 +8,12 @@
 ///   run.iterations.size();                              // per-iteration records
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
-#include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "mfu/run.hpp"
@@ -21,10 +21,10 @@
 namespace mfu {
 
 struct IngestOptions {
-  std::string format;             ///< force a format ("" = detect)
-  bool strict = false;            ///< a malformed record line is an error, not a warning
+  std::string format;   ///< force a format ("" = detect)
+  bool strict = false;  ///< a malformed record line is an error, not a warning
   std::size_t max_diagnostics = 20;
-  unsigned threads = 0;           ///< 0 = hardware concurrency (at most 8)
+  unsigned threads = 0;  ///< 0 = hardware concurrency (at most 8)
   /// A plain file at least this large is parsed in pieces on `threads` threads when its
   /// format allows (native JSON Lines, Megatron).
   std::uint64_t parallel_min_bytes = std::uint64_t{32} << 20;
@@ -43,9 +43,9 @@ struct FormatInfo {
 
 /// Result of sniffing the start of an input.
 struct FormatGuess {
-  std::string name;        ///< best format, empty when none fits
-  double score = 0;        ///< evidence for it
-  std::string runner_up;   ///< nearest other format (for error messages)
+  std::string name;       ///< best format, empty when none fits
+  double score = 0;       ///< evidence for it
+  std::string runner_up;  ///< nearest other format (for error messages)
   double runner_up_score = 0;
 };
 
@@ -61,7 +61,8 @@ struct FormatGuess {
 [[nodiscard]] Run ingest(const std::vector<std::string>& paths, const IngestOptions& options = {});
 
 /// Parses text already in memory (tests, fuzzing). `name` labels diagnostics.
-[[nodiscard]] Run ingest_text(std::string_view text, const std::string& name, const IngestOptions& options = {});
+[[nodiscard]] Run ingest_text(std::string_view text, const std::string& name,
+                              const IngestOptions& options = {});
 
 /// Follows one log file that is still being written (mfu analyze --follow): each poll() reads
 /// only the bytes appended since the last one, through the same parser, so a long log is read

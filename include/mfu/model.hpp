@@ -24,23 +24,23 @@ struct ModelShape {
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
-  std::int64_t kv_heads = 0;   ///< 0 = same as heads
-  std::int64_t head_dim = 0;   ///< 0 = hidden / heads
-  std::int64_t ffn = 0;        ///< 0 = 4 * hidden
+  std::int64_t kv_heads = 0;  ///< 0 = same as heads
+  std::int64_t head_dim = 0;  ///< 0 = hidden / heads
+  std::int64_t ffn = 0;       ///< 0 = 4 * hidden
   std::int64_t vocab = 0;
   std::int64_t seq_len = 0;
-  bool gated_mlp = false;         ///< SwiGLU/GeGLU: three h x f matrices instead of two
-  bool tied_embeddings = false;   ///< output projection shares the input embedding
-  bool learned_positions = false; ///< GPT-2 style position table (a gather, not a matmul)
-  bool biases = false;            ///< GPT-2 style biases on every linear layer
-  bool qkv_bias = false;          ///< Qwen style bias on Q, K and V only
+  bool gated_mlp = false;          ///< SwiGLU/GeGLU: three h x f matrices instead of two
+  bool tied_embeddings = false;    ///< output projection shares the input embedding
+  bool learned_positions = false;  ///< GPT-2 style position table (a gather, not a matmul)
+  bool biases = false;             ///< GPT-2 style biases on every linear layer
+  bool qkv_bias = false;           ///< Qwen style bias on Q, K and V only
   // Mixture of experts
-  std::int64_t experts = 0;            ///< routed experts (0 = dense)
-  std::int64_t top_k = 0;              ///< experts per token
-  std::int64_t moe_ffn = 0;            ///< expert MLP size (0 = ffn)
-  std::int64_t shared_experts = 0;     ///< always-on experts of size moe_ffn
-  std::int64_t first_dense_layers = 0; ///< leading dense layers (DeepSeek first_k_dense_replace)
-  std::int64_t moe_layer_freq = 1;     ///< every k-th layer is MoE (Megatron --moe-layer-freq)
+  std::int64_t experts = 0;             ///< routed experts (0 = dense)
+  std::int64_t top_k = 0;               ///< experts per token
+  std::int64_t moe_ffn = 0;             ///< expert MLP size (0 = ffn)
+  std::int64_t shared_experts = 0;      ///< always-on experts of size moe_ffn
+  std::int64_t first_dense_layers = 0;  ///< leading dense layers (DeepSeek first_k_dense_replace)
+  std::int64_t moe_layer_freq = 1;      ///< every k-th layer is MoE (Megatron --moe-layer-freq)
   // Multi-head latent attention (DeepSeek-V2/V3)
   std::int64_t q_lora_rank = 0;
   std::int64_t kv_lora_rank = 0;

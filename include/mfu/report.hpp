@@ -30,20 +30,23 @@ struct RenderOptions {
 /// Version of every JSON document mfu writes.
 inline constexpr int kJsonSchemaVersion = 1;
 
-void render_calc(const CalcResult& result, OutputFormat format, const RenderOptions& options, std::ostream& out);
+void render_calc(const CalcResult& result, OutputFormat format, const RenderOptions& options,
+                 std::ostream& out);
 void render_gpu_list(const GpuDatabase& db, OutputFormat format, std::ostream& out);
-void render_gpu(const GpuSpec& spec, const std::string& note, OutputFormat format, std::ostream& out);
+void render_gpu(const GpuSpec& spec, const std::string& note, OutputFormat format,
+                std::ostream& out);
 void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostream& out);
 /// `mfu analyze`: the headline, the waterfall, stalls, fixes; `run` supplies per-iteration rows
 /// (csv, json with per_iteration, html charts use the analysis' series).
-void render_analysis(const Analysis& analysis, const Run& run, OutputFormat format, const RenderOptions& options,
-                     std::ostream& out);
+void render_analysis(const Analysis& analysis, const Run& run, OutputFormat format,
+                     const RenderOptions& options, std::ostream& out);
 
 /// `mfu whatif RUN`: measured and projected side by side, one line per change.
-void render_projection(const Projection& projection, const std::string& title, OutputFormat format, std::ostream& out);
+void render_projection(const Projection& projection, const std::string& title, OutputFormat format,
+                       std::ostream& out);
 /// `mfu whatif --model ...`: the analytical step-time breakdown and its data-parallel scaling.
-void render_estimate(const StepEstimate& estimate, const std::vector<ScalingPoint>& scaling, const std::string& title,
-                     OutputFormat format, std::ostream& out);
+void render_estimate(const StepEstimate& estimate, const std::vector<ScalingPoint>& scaling,
+                     const std::string& title, OutputFormat format, std::ostream& out);
 /// `mfu whatif cluster`: both placements of a job trace.
 void render_cluster(const ClusterReport& report, OutputFormat format, std::ostream& out);
 

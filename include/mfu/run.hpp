@@ -19,7 +19,9 @@ namespace mfu {
 struct TraceSummary;
 
 inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
-[[nodiscard]] inline bool known(double v) { return !std::isnan(v); }
+[[nodiscard]] inline bool known(double v) {
+  return !std::isnan(v);
+}
 
 /// Timers a log can carry for one iteration, in seconds (averaged per iteration).
 enum class Phase : std::uint8_t {
@@ -43,18 +45,18 @@ inline constexpr std::size_t kPhaseCount = 10;
 /// one line per log interval). Quantities are per iteration; NaN when the log does not say.
 struct Iteration {
   std::int64_t step = -1;
-  std::uint32_t count = 1;       ///< iterations this record stands for
-  std::uint32_t line = 0;        ///< line in its file (1-based)
-  std::int32_t rank = -1;        ///< rank that printed it (-1 = unknown)
-  std::uint16_t file = 0;        ///< index into Run::inputs
-  double time_s = kUnknown;      ///< wall time per iteration
-  double timestamp_s = kUnknown; ///< wall clock when the record was printed (Unix seconds, UTC)
-  double tokens = kUnknown;      ///< tokens per iteration, all GPUs
-  double samples = kUnknown;     ///< samples (sequences) per iteration, all GPUs
+  std::uint32_t count = 1;        ///< iterations this record stands for
+  std::uint32_t line = 0;         ///< line in its file (1-based)
+  std::int32_t rank = -1;         ///< rank that printed it (-1 = unknown)
+  std::uint16_t file = 0;         ///< index into Run::inputs
+  double time_s = kUnknown;       ///< wall time per iteration
+  double timestamp_s = kUnknown;  ///< wall clock when the record was printed (Unix seconds, UTC)
+  double tokens = kUnknown;       ///< tokens per iteration, all GPUs
+  double samples = kUnknown;      ///< samples (sequences) per iteration, all GPUs
   double loss = kUnknown;
-  double model_flops = kUnknown;        ///< model FLOPs per iteration, all GPUs, as the log says
+  double model_flops = kUnknown;  ///< model FLOPs per iteration, all GPUs, as the log says
   double reported_flops_per_gpu = kUnknown;  ///< the framework's achieved FLOP/s per GPU
-  double reported_mfu = kUnknown;       ///< the framework's printed MFU, 0..1
+  double reported_mfu = kUnknown;            ///< the framework's printed MFU, 0..1
   std::array<double, kPhaseCount> phase{kUnknown, kUnknown, kUnknown, kUnknown, kUnknown,
                                         kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
 
@@ -92,7 +94,15 @@ class IterationTable {
   std::unique_ptr<Impl> impl_;
 };
 
-enum class EventKind { kCheckpointSave, kCheckpointLoad, kEval, kRestart, kStartup, kStall, kOther };
+enum class EventKind {
+  kCheckpointSave,
+  kCheckpointLoad,
+  kEval,
+  kRestart,
+  kStartup,
+  kStall,
+  kOther
+};
 [[nodiscard]] const char* to_string(EventKind k);
 
 /// Something that happened outside the iteration records: a checkpoint, an evaluation pass, a
@@ -123,7 +133,8 @@ struct MetaValue {
 class RunMeta {
  public:
   void set(const std::string& key, double value, const std::string& source, bool overwrite = true);
-  void set(const std::string& key, const std::string& value, const std::string& source, bool overwrite = true);
+  void set(const std::string& key, const std::string& value, const std::string& source,
+           bool overwrite = true);
   [[nodiscard]] std::optional<double> number(const std::string& key) const;
   [[nodiscard]] std::optional<std::string> text(const std::string& key) const;
   [[nodiscard]] std::string source(const std::string& key) const;
@@ -154,8 +165,8 @@ enum class TimingKind {
 };
 
 struct Run {
-  std::string format;                 ///< detected (or forced) format name
-  std::vector<std::string> inputs;    ///< files read, in the order used
+  std::string format;               ///< detected (or forced) format name
+  std::vector<std::string> inputs;  ///< files read, in the order used
   RunMeta meta;
   IterationTable iterations;
   std::vector<Event> events;

@@ -29,22 +29,22 @@ struct KernelPatterns {
 /// One profiler step of one rank, in seconds.
 struct TraceStep {
   std::int64_t step = 0;
-  double end_s = 0;         ///< absolute end (Unix seconds, or trace clock when no base time)
-  double wall_s = 0;        ///< from the step's first kernel to the next step's first kernel
-  double compute_s = 0;     ///< union of compute kernels
-  double comm_s = 0;        ///< union of communication kernels
+  double end_s = 0;             ///< absolute end (Unix seconds, or trace clock when no base time)
+  double wall_s = 0;            ///< from the step's first kernel to the next step's first kernel
+  double compute_s = 0;         ///< union of compute kernels
+  double comm_s = 0;            ///< union of communication kernels
   double comm_exposed_s = 0;    ///< communication while no compute ran
   double memory_exposed_s = 0;  ///< copies and sets while neither compute nor communication ran
-  double idle_s = 0;        ///< no kernel at all
-  double idle_host_s = 0;   ///< idle because the CPU had not launched the next kernel yet
-  double idle_data_s = 0;   ///< host-bound idle while the CPU was in the data loader
-  double wait_s = 0;        ///< exposed communication spent waiting for slower ranks
-  double flops = 0;         ///< executed FLOPs the profiler counted (with_flops=True), this rank
+  double idle_s = 0;            ///< no kernel at all
+  double idle_host_s = 0;       ///< idle because the CPU had not launched the next kernel yet
+  double idle_data_s = 0;       ///< host-bound idle while the CPU was in the data loader
+  double wait_s = 0;            ///< exposed communication spent waiting for slower ranks
+  double flops = 0;  ///< executed FLOPs the profiler counted (with_flops=True), this rank
 };
 
 /// A collective kernel, for matching across ranks.
 struct CollectiveCall {
-  std::string key;        ///< process group + collective + sequence (or occurrence index)
+  std::string key;            ///< process group + collective + sequence (or occurrence index)
   std::int64_t start_ns = 0;  ///< absolute
   std::int64_t dur_ns = 0;
   double bytes = 0;
@@ -61,13 +61,13 @@ struct TraceRankSummary {
   int device = -1;
   std::size_t kernels = 0, comm_kernels = 0, memory_events = 0, sync_events = 0;
   std::size_t launches = 0;  ///< runtime launch events joined by correlation
-  double window_s = 0, compute_s = 0, comm_s = 0, comm_exposed_s = 0, memory_exposed_s = 0, idle_s = 0,
-         idle_host_s = 0, idle_data_s = 0;
-  double wait_s = 0;       ///< collective time waiting for slower ranks (cross-rank matching)
-  double transfer_s = 0;   ///< collective time at the pace of the fastest rank
+  double window_s = 0, compute_s = 0, comm_s = 0, comm_exposed_s = 0, memory_exposed_s = 0,
+         idle_s = 0, idle_host_s = 0, idle_data_s = 0;
+  double wait_s = 0;             ///< collective time waiting for slower ranks (cross-rank matching)
+  double transfer_s = 0;         ///< collective time at the pace of the fastest rank
   std::size_t arrived_last = 0;  ///< collectives this rank started last
-  double overlap_ratio = 0;  ///< communication hidden under compute / all communication
-  double flops = 0;          ///< executed FLOPs counted by the profiler
+  double overlap_ratio = 0;      ///< communication hidden under compute / all communication
+  double flops = 0;              ///< executed FLOPs counted by the profiler
   bool has_flops = false;
   bool truncated = false;
   std::vector<TraceStep> steps;

@@ -15,14 +15,14 @@ namespace mfu {
 
 /// What a number means; a value written with the unit of another kind is an error.
 enum class Quantity {
-  kFlops,     ///< a FLOP count (`35T`, `3.5e13 FLOP`)
-  kFlopRate,  ///< FLOP per second (`989.5 TFLOP/s`, `312T`)
-  kDuration,  ///< seconds (`330ms`, `1.5h`, `2d`; a bare number is seconds)
-  kRate,      ///< events per second (`1.2M`, `238.3k tok/s`)
-  kCount,     ///< a plain count (`540.35B` parameters, `15T` tokens, `1024` GPUs)
-  kRatio,     ///< a fraction in 0..1 (`40%` or `0.4`)
-  kMoney,     ///< an amount of money (`$2.50`, `2.5`)
-  kBandwidth, ///< bytes per second (`900 GB/s`, `400Gb/s`)
+  kFlops,      ///< a FLOP count (`35T`, `3.5e13 FLOP`)
+  kFlopRate,   ///< FLOP per second (`989.5 TFLOP/s`, `312T`)
+  kDuration,   ///< seconds (`330ms`, `1.5h`, `2d`; a bare number is seconds)
+  kRate,       ///< events per second (`1.2M`, `238.3k tok/s`)
+  kCount,      ///< a plain count (`540.35B` parameters, `15T` tokens, `1024` GPUs)
+  kRatio,      ///< a fraction in 0..1 (`40%` or `0.4`)
+  kMoney,      ///< an amount of money (`$2.50`, `2.5`)
+  kBandwidth,  ///< bytes per second (`900 GB/s`, `400Gb/s`)
 };
 
 /// Human name of a quantity kind ("a time", "a FLOP count", ...), for messages.
@@ -33,16 +33,24 @@ enum class Quantity {
 /// Negative values are rejected except for kRatio deltas (never: ratios are 0..1 too).
 [[nodiscard]] double parse_quantity(std::string_view text, Quantity kind);
 
-[[nodiscard]] inline double parse_flops(std::string_view t) { return parse_quantity(t, Quantity::kFlops); }
+[[nodiscard]] inline double parse_flops(std::string_view t) {
+  return parse_quantity(t, Quantity::kFlops);
+}
 [[nodiscard]] inline double parse_flop_rate(std::string_view t) {
   return parse_quantity(t, Quantity::kFlopRate);
 }
 [[nodiscard]] inline double parse_duration(std::string_view t) {
   return parse_quantity(t, Quantity::kDuration);
 }
-[[nodiscard]] inline double parse_rate(std::string_view t) { return parse_quantity(t, Quantity::kRate); }
-[[nodiscard]] inline double parse_count(std::string_view t) { return parse_quantity(t, Quantity::kCount); }
-[[nodiscard]] inline double parse_ratio(std::string_view t) { return parse_quantity(t, Quantity::kRatio); }
+[[nodiscard]] inline double parse_rate(std::string_view t) {
+  return parse_quantity(t, Quantity::kRate);
+}
+[[nodiscard]] inline double parse_count(std::string_view t) {
+  return parse_quantity(t, Quantity::kCount);
+}
+[[nodiscard]] inline double parse_ratio(std::string_view t) {
+  return parse_quantity(t, Quantity::kRatio);
+}
 
 /// A what-if scale: `0.5x` multiplies, `0` removes, `80%` keeps 80%. Returns the multiplier.
 [[nodiscard]] double parse_scale(std::string_view text);

@@ -40,7 +40,8 @@ namespace mfu {
 [[nodiscard]] double daly_interval_s(double checkpoint_s, double mtbf_s);
 /// Expected share of wall time lost to checkpoints and failures with interval tau:
 /// delta/tau + (tau/2 + restart)/MTBF (first-order; wasted work is half an interval on average).
-[[nodiscard]] double checkpoint_loss_fraction(double interval_s, double checkpoint_s, double mtbf_s, double restart_s);
+[[nodiscard]] double checkpoint_loss_fraction(double interval_s, double checkpoint_s, double mtbf_s,
+                                              double restart_s);
 
 // ---- Projection of a measured run ---------------------------------------------------------
 
@@ -49,23 +50,23 @@ struct Scenario {
   std::optional<double> stalls;         ///< multiplier of the stall excess (0 removes stalls)
   std::optional<double> overlap;        ///< share of communication hidden under compute, 0..1
   const GpuSpec* gpu = nullptr;         ///< another accelerator (dense peak in the run's dtype)
-  std::optional<double> peak;           ///< another dense peak per GPU (FLOP/s), with or without gpu
-  std::optional<double> gpus;           ///< another GPU count (absolute) at the same global batch
+  std::optional<double> peak;  ///< another dense peak per GPU (FLOP/s), with or without gpu
+  std::optional<double> gpus;  ///< another GPU count (absolute) at the same global batch
   std::optional<double> train_tokens;
   std::optional<double> price_per_gpu_hour;
 };
 
 struct ProjectedNumbers {
-  double step_time_s = kUnknown;      ///< the mean steady step, stalls left out
-  std::optional<double> mfu;          ///< of that step
-  std::optional<double> mfu_run;      ///< of the whole run (wall time)
-  std::optional<double> tokens_per_s; ///< steady, global
-  double wall_time_s = 0;             ///< of the run as logged
+  double step_time_s = kUnknown;       ///< the mean steady step, stalls left out
+  std::optional<double> mfu;           ///< of that step
+  std::optional<double> mfu_run;       ///< of the whole run (wall time)
+  std::optional<double> tokens_per_s;  ///< steady, global
+  double wall_time_s = 0;              ///< of the run as logged
   double gpus = kUnknown;
   double peak_flops_per_gpu = kUnknown;
-  std::string gpu;                    ///< accelerator id, empty when only a peak is known
-  std::optional<double> train_time_s; ///< for Scenario::train_tokens, at the run's overall pace
-  std::optional<double> gpu_hours;    ///< of the training (train_tokens) or of the run
+  std::string gpu;                     ///< accelerator id, empty when only a peak is known
+  std::optional<double> train_time_s;  ///< for Scenario::train_tokens, at the run's overall pace
+  std::optional<double> gpu_hours;     ///< of the training (train_tokens) or of the run
   std::optional<double> cost;
   std::map<std::string, double> step;  ///< seconds per steady step, by bucket
   std::map<std::string, double> run;   ///< seconds over the run, by bucket
@@ -94,13 +95,13 @@ struct EstimateInputs {
   double gpus = 0;
   double gpus_per_node = 8;
   double tp = 1, pp = 1, cp = 1;
-  double vpp = 1;                ///< interleaved chunks per pipeline stage
-  double micro_batch = 1;        ///< sequences per micro-batch
-  double global_batch = 0;       ///< sequences per step
-  double kernel_efficiency = 0.7;  ///< achieved share of peak in compute kernels (assumed)
-  double overlap = 0;              ///< share of data-parallel communication hidden
-  double grad_bytes = 2;           ///< bytes per gradient element (bf16)
-  double grad_compression = 1;     ///< the gradient volume is divided by this
+  double vpp = 1;                       ///< interleaved chunks per pipeline stage
+  double micro_batch = 1;               ///< sequences per micro-batch
+  double global_batch = 0;              ///< sequences per step
+  double kernel_efficiency = 0.7;       ///< achieved share of peak in compute kernels (assumed)
+  double overlap = 0;                   ///< share of data-parallel communication hidden
+  double grad_bytes = 2;                ///< bytes per gradient element (bf16)
+  double grad_compression = 1;          ///< the gradient volume is divided by this
   std::optional<double> intra_node_bw;  ///< bytes/s per GPU (default: the accelerator's link / 2)
   double inter_node_bw = 50e9;          ///< bytes/s per GPU (400 Gb/s NIC per GPU)
   std::optional<double> checkpoint_s;   ///< blocking save time
@@ -110,10 +111,10 @@ struct EstimateInputs {
 
 struct StepEstimate {
   double step_time_s = 0;
-  double compute_s = 0;       ///< model + recompute FLOPs at the assumed kernel efficiency
-  double ideal_s = 0;         ///< model FLOPs at peak
+  double compute_s = 0;  ///< model + recompute FLOPs at the assumed kernel efficiency
+  double ideal_s = 0;    ///< model FLOPs at peak
   double tp_comm_s = 0;
-  double dp_comm_s = 0;       ///< all of it
+  double dp_comm_s = 0;  ///< all of it
   double dp_exposed_s = 0;
   double bubble_s = 0;
   double mfu = 0;
@@ -150,8 +151,8 @@ struct Job {
 };
 
 struct JobTrace {
-  std::vector<Job> jobs;         ///< in submission order, times relative to the first submission
-  std::size_t zero_gpu_jobs = 0; ///< CPU-only rows, left out
+  std::vector<Job> jobs;          ///< in submission order, times relative to the first submission
+  std::size_t zero_gpu_jobs = 0;  ///< CPU-only rows, left out
   std::size_t rows = 0;
 };
 
@@ -167,14 +168,16 @@ enum class Placement { kSpread, kPack };
 
 struct ClusterResult {
   Placement placement = Placement::kSpread;
-  double makespan_s = 0;         ///< from the first submission to the last finish
+  double makespan_s = 0;  ///< from the first submission to the last finish
   double mean_wait_s = 0;
   double max_wait_s = 0;
-  double utilization = 0;        ///< busy GPU-time / (GPUs x makespan)
-  double fragmentation_idle_gpu_h = 0;  ///< GPU-hours free while a waiting job fit the cluster's total
-  std::size_t fragmentation_blocked_jobs = 0;  ///< jobs that waited while they fit the total free GPUs
-  std::size_t jobs = 0;                 ///< jobs replayed
-  std::size_t unschedulable = 0;        ///< jobs larger than the cluster, left out
+  double utilization = 0;  ///< busy GPU-time / (GPUs x makespan)
+  double fragmentation_idle_gpu_h =
+      0;  ///< GPU-hours free while a waiting job fit the cluster's total
+  std::size_t fragmentation_blocked_jobs =
+      0;                          ///< jobs that waited while they fit the total free GPUs
+  std::size_t jobs = 0;           ///< jobs replayed
+  std::size_t unschedulable = 0;  ///< jobs larger than the cluster, left out
 };
 
 /// Both placements of one trace, for reports.
@@ -189,7 +192,7 @@ struct ClusterReport {
 
 /// Replays the jobs in arrival order (first come, first served) on `nodes` x `gpus_per_node`.
 /// A job of at most one node's GPUs runs inside one node; a larger one takes whole free nodes.
-[[nodiscard]] ClusterResult replay_cluster(const std::vector<Job>& jobs, int nodes, int gpus_per_node,
-                                           Placement placement);
+[[nodiscard]] ClusterResult replay_cluster(const std::vector<Job>& jobs, int nodes,
+                                           int gpus_per_node, Placement placement);
 
 }  // namespace mfu

@@ -11,18 +11,22 @@
 #include "analysis/resolve.hpp"
 #include "analysis/stats.hpp"
 #include "analysis/waterfall.hpp"
-#include "text.hpp"
 #include "mfu/error.hpp"
 #include "mfu/units.hpp"
+#include "text.hpp"
 
 namespace mfu {
 
 const char* to_string(BucketSource s) {
   switch (s) {
-    case BucketSource::kMeasured: return "measured";
-    case BucketSource::kInferred: return "inferred";
-    case BucketSource::kResidual: return "residual";
-    case BucketSource::kNone: return "none";
+    case BucketSource::kMeasured:
+      return "measured";
+    case BucketSource::kInferred:
+      return "inferred";
+    case BucketSource::kResidual:
+      return "residual";
+    case BucketSource::kNone:
+      return "none";
   }
   return "?";
 }
@@ -53,15 +57,17 @@ double iteration_model_flops(const Analysis& a, const Iteration& it) {
 
 double iteration_mfu(const Analysis& a, const Iteration& it) {
   const double f = iteration_model_flops(a, it);
-  if (!known(f) || !known(it.time_s) || !known(a.peak_flops_per_gpu) || !known(a.gpus) || it.time_s <= 0) return kUnknown;
+  if (!known(f) || !known(it.time_s) || !known(a.peak_flops_per_gpu) || !known(a.gpus) ||
+      it.time_s <= 0)
+    return kUnknown;
   return f / (a.peak_flops_per_gpu * a.gpus * it.time_s);
 }
 
 namespace {
 
+using detail::as_count;
 using detail::B;
 using detail::Waterfall;
-using detail::as_count;
 
 struct EventIndex {
   std::set<std::int64_t> checkpoint_steps;
@@ -74,47 +80,69 @@ struct EventIndex {
 
 B bucket_of(EventKind k, bool before_first_record) {
   switch (k) {
-    case EventKind::kCheckpointSave: return B::kCheckpoint;
-    case EventKind::kCheckpointLoad: return before_first_record ? B::kStartup : B::kRestart;
-    case EventKind::kEval: return B::kEval;
-    case EventKind::kStartup: return B::kStartup;
-    case EventKind::kRestart: return B::kRestart;
-    case EventKind::kStall: return B::kIdle;
-    case EventKind::kOther: return B::kOther;
+    case EventKind::kCheckpointSave:
+      return B::kCheckpoint;
+    case EventKind::kCheckpointLoad:
+      return before_first_record ? B::kStartup : B::kRestart;
+    case EventKind::kEval:
+      return B::kEval;
+    case EventKind::kStartup:
+      return B::kStartup;
+    case EventKind::kRestart:
+      return B::kRestart;
+    case EventKind::kStall:
+      return B::kIdle;
+    case EventKind::kOther:
+      return B::kOther;
   }
   return B::kOther;
 }
 
 std::string event_what(const Event& e) {
   switch (e.kind) {
-    case EventKind::kCheckpointSave: return "checkpoint saves";
-    case EventKind::kCheckpointLoad: return "checkpoint loads";
-    case EventKind::kEval: return "evaluation passes";
-    case EventKind::kStartup: return e.detail.empty() ? "setup" : e.detail;
-    case EventKind::kRestart: return "restarts";
-    case EventKind::kStall: return "stalls";
-    case EventKind::kOther: return e.detail.empty() ? "other events" : e.detail;
+    case EventKind::kCheckpointSave:
+      return "checkpoint saves";
+    case EventKind::kCheckpointLoad:
+      return "checkpoint loads";
+    case EventKind::kEval:
+      return "evaluation passes";
+    case EventKind::kStartup:
+      return e.detail.empty() ? "setup" : e.detail;
+    case EventKind::kRestart:
+      return "restarts";
+    case EventKind::kStall:
+      return "stalls";
+    case EventKind::kOther:
+      return e.detail.empty() ? "other events" : e.detail;
   }
   return "events";
 }
 
 const char* advice_for(const std::string& bucket) {
   if (bucket == "comm")
-    return "overlap gradient reduction and parameter gathers with compute (DDP/FSDP bucketing, Megatron "
-           "--overlap-grad-reduce --overlap-param-gather), keep tensor parallelism inside a node, check NCCL bus "
+    return "overlap gradient reduction and parameter gathers with compute (DDP/FSDP bucketing, "
+           "Megatron "
+           "--overlap-grad-reduce --overlap-param-gather), keep tensor parallelism inside a node, "
+           "check NCCL bus "
            "bandwidth";
-  if (bucket == "io") return "more data-loader workers, prefetching and pinned memory, or faster storage";
+  if (bucket == "io")
+    return "more data-loader workers, prefetching and pinned memory, or faster storage";
   if (bucket == "idle")
-    return "find the slow steps (GC, logging, host syncs) and shrink the pipeline bubble with more micro-batches "
+    return "find the slow steps (GC, logging, host syncs) and shrink the pipeline bubble with more "
+           "micro-batches "
            "or an interleaved schedule";
-  if (bucket == "checkpoint") return "save asynchronously, or less often (mfu whatif gives the Young/Daly interval)";
-  if (bucket == "restart") return "checkpoint more often and fix the cause of the failures; recovery time is GPU time";
+  if (bucket == "checkpoint")
+    return "save asynchronously, or less often (mfu whatif gives the Young/Daly interval)";
+  if (bucket == "restart")
+    return "checkpoint more often and fix the cause of the failures; recovery time is GPU time";
   if (bucket == "startup") return "cache compilation and data indices; start from a warm image";
   if (bucket == "eval") return "evaluate less often or on fewer batches";
   if (bucket == "compute_inefficiency")
-    return "kernels run below peak: fused and FlashAttention kernels, larger micro-batches, FP8 where accuracy allows";
+    return "kernels run below peak: fused and FlashAttention kernels, larger micro-batches, FP8 "
+           "where accuracy allows";
   if (bucket == "other")
-    return "unattributed: enable timers (Megatron --timing-log-level 2, DeepSpeed wall_clock_breakdown) or take a "
+    return "unattributed: enable timers (Megatron --timing-log-level 2, DeepSpeed "
+           "wall_clock_breakdown) or take a "
            "PyTorch profiler trace and run mfu analyze on it";
   return "";
 }
@@ -172,8 +200,9 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   }
   if (timed == 0) {
     // Nothing to split: the report says so and gives the wall clock when the log has one.
-    a.unknowns.insert(a.unknowns.begin(), "per-step timing: the log has no timed iterations, so there is no MFU "
-                                          "and no waterfall (check the format with 'mfu inspect')");
+    a.unknowns.insert(a.unknowns.begin(),
+                      "per-step timing: the log has no timed iterations, so there is no MFU "
+                      "and no waterfall (check the format with 'mfu inspect')");
     Waterfall wf;
     if (known(run.first_timestamp_s) && known(run.last_timestamp_s))
       wf.add(B::kOther, run.last_timestamp_s - run.first_timestamp_s, BucketSource::kMeasured,
@@ -239,7 +268,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       steady_w.push_back({time[i], static_cast<double>(count[i])});
   if (steady_w.empty()) {  // everything is warm-up: use all
     for (std::size_t i = 0; i < n; ++i)
-      if (!std::isnan(time[i]) && !(flag[i] & kLost)) steady_w.push_back({time[i], static_cast<double>(count[i])});
+      if (!std::isnan(time[i]) && !(flag[i] & kLost))
+        steady_w.push_back({time[i], static_cast<double>(count[i])});
   }
   a.step_time = detail::distribution(std::move(steady_w));
   std::vector<detail::Weighted>().swap(steady_w);
@@ -262,13 +292,16 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   // Do stalls recur every N steps?
   if (stall_steps.size() >= 3) {
     std::map<std::int64_t, int> diffs;
-    for (std::size_t i = 1; i < stall_steps.size(); ++i) ++diffs[stall_steps[i] - stall_steps[i - 1]];
-    auto best = std::max_element(diffs.begin(), diffs.end(), [](auto& x, auto& y) { return x.second < y.second; });
+    for (std::size_t i = 1; i < stall_steps.size(); ++i)
+      ++diffs[stall_steps[i] - stall_steps[i - 1]];
+    auto best = std::max_element(diffs.begin(), diffs.end(),
+                                 [](auto& x, auto& y) { return x.second < y.second; });
     if (best->first > 1 && best->second >= 2 &&
         best->second >= static_cast<int>(0.6 * static_cast<double>(stall_steps.size() - 1))) {
       a.stalls.period_steps = best->first;
       for (const char* key : {"save_interval", "eval_interval", "log_interval"}) {
-        if (auto v = run.meta.number(key); v && as_count(*v) > 0 && as_count(*v) % best->first == 0 &&
+        if (auto v = run.meta.number(key); v && as_count(*v) > 0 &&
+                                           as_count(*v) % best->first == 0 &&
                                            as_count(*v) <= best->first * 1) {
           a.stalls.period_cause = fmt::format("{} {}", key, as_count(*v));
           break;
@@ -294,7 +327,9 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
                double sum = 0, tsum = 0;
                for (std::size_t i = 0; i < n; ++i) {
                  const Iteration it = T[i];
-                 if (!known(it.reported_flops_per_gpu) || std::isnan(time[i]) || (flag[i] & (kWarm | kLost))) continue;
+                 if (!known(it.reported_flops_per_gpu) || std::isnan(time[i]) ||
+                     (flag[i] & (kWarm | kLost)))
+                   continue;
                  sum += it.reported_flops_per_gpu * time[i] * count[i];
                  tsum += time[i] * count[i];
                }
@@ -308,13 +343,19 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     if (iters > 0) {
       a.default_flops_per_iteration = *tf / static_cast<double>(iters);
       a.flops_source = "framework";
-      a.warnings.push_back("model FLOPs are the framework's total_flos (Hugging Face's 6 x params x tokens estimate); "
-                           "pass --model for mfu's own count");
+      a.warnings.push_back(
+          "model FLOPs are the framework's total_flos (Hugging Face's 6 x params x tokens "
+          "estimate); "
+          "pass --model for mfu's own count");
     }
   }
   if (a.flops_source.empty()) {
-    if (!r.model) a.unknowns.push_back("model FLOPs: pass --model PRESET|config.json (or the shape flags), or --flops per step");
-    else a.unknowns.push_back("tokens per step: pass --tokens-per-step, or --batch with the sequence length");
+    if (!r.model)
+      a.unknowns.push_back(
+          "model FLOPs: pass --model PRESET|config.json (or the shape flags), or --flops per step");
+    else
+      a.unknowns.push_back(
+          "tokens per step: pass --tokens-per-step, or --batch with the sequence length");
   }
 
   // ---- The main pass: split every record's time, and the time between records, into buckets.
@@ -322,7 +363,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   const bool timeline = all_ts && known(run.first_timestamp_s) && known(run.last_timestamp_s);
   const double P = r.peak, G = r.gpus;
   const bool can_ideal = known(P) && known(G) && !a.flops_source.empty();
-  double flops_kept = 0, flops_hw_kept = 0, flops_steady = 0, time_steady = 0, tokens_all = 0, tokens_steady = 0;
+  double flops_kept = 0, flops_hw_kept = 0, flops_steady = 0, time_steady = 0, tokens_all = 0,
+         tokens_steady = 0;
   double productive = 0;
   std::uint64_t iters_total = 0, iters_steady = 0, iters_warm = 0;
   double warm_time = 0;
@@ -332,12 +374,15 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   // The split of steady steps (stall excess left out), for mfu whatif.
   std::array<double, detail::kBucketCount> step_split{};
   double step_weight = 0;
-  const double bubble_frac = (known(r.pp) && r.pp > 1 && known(r.micro_batches) && r.micro_batches >= 1)
-                                 ? (r.pp - 1.0) / (r.micro_batches + r.pp - 1.0)
-                                 : 0.0;
+  const double bubble_frac =
+      (known(r.pp) && r.pp > 1 && known(r.micro_batches) && r.micro_batches >= 1)
+          ? (r.pp - 1.0) / (r.micro_batches + r.pp - 1.0)
+          : 0.0;
   if (known(r.pp) && r.pp > 1 && bubble_frac == 0)
-    a.unknowns.push_back("pipeline micro-batches: pass --micro-batches to infer the pipeline bubble");
-  const bool fw_counts_recompute = r.framework_convention && *r.framework_convention == Convention::kMegatronDeepSpeed;
+    a.unknowns.push_back(
+        "pipeline micro-batches: pass --micro-batches to infer the pipeline bubble");
+  const bool fw_counts_recompute =
+      r.framework_convention && *r.framework_convention == Convention::kMegatronDeepSpeed;
 
   // Events in line order, to place them in the gaps between records.
   std::vector<const Event*> events;
@@ -350,33 +395,39 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   auto events_until = [&](std::uint16_t file, std::uint32_t line) {
     std::vector<const Event*> out;
     while (next_event < events.size() &&
-           (events[next_event]->file < file || (events[next_event]->file == file && events[next_event]->line < line))) {
+           (events[next_event]->file < file ||
+            (events[next_event]->file == file && events[next_event]->line < line))) {
       out.push_back(events[next_event++]);
     }
     return out;
   };
   // Places a gap of `gap` seconds, explained by `evs` where they can.
-  auto place_gap = [&](double gap, const std::vector<const Event*>& evs, B fallback, BucketSource fallback_src,
-                       std::string_view fallback_what, bool before_first) {
+  auto place_gap = [&](double gap, const std::vector<const Event*>& evs, B fallback,
+                       BucketSource fallback_src, std::string_view fallback_what,
+                       bool before_first) {
     double timed_events = 0;
     for (const Event* e : evs)
       if (known(e->duration_s)) timed_events += e->duration_s;
     if (!timeline) {
       for (const Event* e : evs)
-        if (known(e->duration_s)) wf.add(bucket_of(e->kind, before_first), e->duration_s, BucketSource::kMeasured, event_what(*e));
+        if (known(e->duration_s))
+          wf.add(bucket_of(e->kind, before_first), e->duration_s, BucketSource::kMeasured,
+                 event_what(*e));
       return;
     }
     if (!(gap > 0)) return;
     const double scale = timed_events > gap ? gap / timed_events : 1.0;
     for (const Event* e : evs)
       if (known(e->duration_s))
-        wf.add(bucket_of(e->kind, before_first), e->duration_s * scale, BucketSource::kMeasured, event_what(*e));
+        wf.add(bucket_of(e->kind, before_first), e->duration_s * scale, BucketSource::kMeasured,
+               event_what(*e));
     double rest = gap - timed_events * scale;
     if (rest <= 0) return;
     // An event without a duration in this gap explains it (inferred).
     for (const Event* e : evs) {
       if (!known(e->duration_s) && e->kind != EventKind::kStall) {
-        wf.add(bucket_of(e->kind, before_first), rest, BucketSource::kInferred, event_what(*e) + " (gap around them)");
+        wf.add(bucket_of(e->kind, before_first), rest, BucketSource::kInferred,
+               event_what(*e) + " (gap around them)");
         return;
       }
     }
@@ -413,15 +464,16 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
         place_gap(start - run.first_timestamp_s, evs, B::kStartup, BucketSource::kMeasured,
                   "from the first line of the log to the first step", true);
       } else if (flag[i] & kSegStart) {
-        place_gap(start - prev_ts, evs, B::kRestart, BucketSource::kInferred, "downtime between the last step and the restart",
-                  false);
+        place_gap(start - prev_ts, evs, B::kRestart, BucketSource::kInferred,
+                  "downtime between the last step and the restart", false);
       } else {
         // Timestamps printed to the second are off by up to a second each, but their errors
         // cancel over a run: carry the difference between the clock and the step times, and
         // call it a gap (or an overrun) only beyond the clock's resolution.
         carry += start - prev_ts;
         if (carry > ts_res) {
-          place_gap(carry, evs, B::kIdle, BucketSource::kInferred, "gaps between logged steps", false);
+          place_gap(carry, evs, B::kIdle, BucketSource::kInferred, "gaps between logged steps",
+                    false);
           carry = 0;
         } else {
           place_gap(0, evs, B::kIdle, BucketSource::kInferred, "gaps between logged steps", false);
@@ -448,11 +500,16 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
 
     const double tokens = detail::tokens_of(it, r.seq_len, r.tokens_default);
     double fpi = kUnknown;  // model FLOPs per iteration
-    if (a.flops_from_log) fpi = known(it.model_flops) ? it.model_flops : kUnknown;
-    else if (a.flops_source == "model" && known(tokens)) fpi = r.fpt->model * tokens;
-    else if (a.flops_source == "flag") fpi = r.flops_default;
-    else if (a.flops_from_framework && known(it.reported_flops_per_gpu)) fpi = it.reported_flops_per_gpu * t * G;
-    else if (a.flops_source == "framework") fpi = a.default_flops_per_iteration;
+    if (a.flops_from_log)
+      fpi = known(it.model_flops) ? it.model_flops : kUnknown;
+    else if (a.flops_source == "model" && known(tokens))
+      fpi = r.fpt->model * tokens;
+    else if (a.flops_source == "flag")
+      fpi = r.flops_default;
+    else if (a.flops_from_framework && known(it.reported_flops_per_gpu))
+      fpi = it.reported_flops_per_gpu * t * G;
+    else if (a.flops_source == "framework")
+      fpi = a.default_flops_per_iteration;
 
     if (flag[i] & kLost) {
       wf.add(B::kRestart, S, BucketSource::kInferred, "work redone after restarts");
@@ -471,7 +528,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       warm_time += S;
       const double ex = std::max(0.0, t - steady_med);
       base_t = t - ex;
-      wf.add(B::kStartup, c * ex * scale, BucketSource::kInferred, "warm-up steps slower than the steady pace");
+      wf.add(B::kStartup, c * ex * scale, BucketSource::kInferred,
+             "warm-up steps slower than the steady pace");
     } else if (flag[i] & kStall) {
       const double ex = t - steady_med;
       base_t = steady_med;
@@ -479,7 +537,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       Stall st{it.step, t, c * ex * scale, it.line, ""};
       if (ev.near(ev.checkpoint_steps, it.step, span)) {
         st.cause = "checkpoint";
-        wf.add(B::kCheckpoint, st.excess_s, BucketSource::kInferred, "slow steps at checkpoint saves");
+        wf.add(B::kCheckpoint, st.excess_s, BucketSource::kInferred,
+               "slow steps at checkpoint saves");
         a.stalls.excess_by_bucket["checkpoint"] += st.excess_s;
       } else if (ev.near(ev.eval_steps, it.step, span)) {
         st.cause = "eval";
@@ -487,21 +546,25 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
         a.stalls.excess_by_bucket["eval"] += st.excess_s;
       } else if (a.stalls.period_steps && a.stalls.period_cause.rfind("save_interval", 0) == 0) {
         st.cause = "checkpoint";
-        wf.add(B::kCheckpoint, st.excess_s, BucketSource::kInferred, "slow steps at the save interval");
+        wf.add(B::kCheckpoint, st.excess_s, BucketSource::kInferred,
+               "slow steps at the save interval");
         a.stalls.excess_by_bucket["checkpoint"] += st.excess_s;
       } else if (a.stalls.period_steps && a.stalls.period_cause.rfind("eval_interval", 0) == 0) {
         st.cause = "eval";
-        wf.add(B::kEval, st.excess_s, BucketSource::kInferred, "slow steps at the evaluation interval");
+        wf.add(B::kEval, st.excess_s, BucketSource::kInferred,
+               "slow steps at the evaluation interval");
         a.stalls.excess_by_bucket["eval"] += st.excess_s;
       } else {
-        wf.add(B::kIdle, st.excess_s, BucketSource::kInferred, "stalls (steps slower than median + 3 MAD)");
+        wf.add(B::kIdle, st.excess_s, BucketSource::kInferred,
+               "stalls (steps slower than median + 3 MAD)");
         a.stalls.excess_by_bucket["idle"] += st.excess_s;
       }
       a.stalls.excess_s += st.excess_s;
       ++a.stalls.count;
       a.stalls.worst.push_back(st);
       if (a.stalls.worst.size() > 64) {
-        std::sort(a.stalls.worst.begin(), a.stalls.worst.end(), [](const Stall& x, const Stall& y) { return x.excess_s > y.excess_s; });
+        std::sort(a.stalls.worst.begin(), a.stalls.worst.end(),
+                  [](const Stall& x, const Stall& y) { return x.excess_s > y.excess_s; });
         a.stalls.worst.resize(10);
       }
     }
@@ -513,12 +576,14 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       productive += base;
       if (known(fpi)) flops_steady += fpi * c;
       if (known(tokens)) tokens_steady += tokens * c;
-      if (known(fpi) && can_ideal) mfu_w.push_back({static_cast<float>(fpi / (P * G * t)), static_cast<float>(c)});
+      if (known(fpi) && can_ideal)
+        mfu_w.push_back({static_cast<float>(fpi / (P * G * t)), static_cast<float>(c)});
       if (known(it.reported_flops_per_gpu)) {
         reported_sum += it.reported_flops_per_gpu * c * t;
         reported_time += c * t;
         if (r.framework_fpt && known(tokens) && known(G)) {
-          const double per_tok = fw_counts_recompute ? r.framework_fpt->hardware : r.framework_fpt->model;
+          const double per_tok =
+              fw_counts_recompute ? r.framework_fpt->hardware : r.framework_fpt->model;
           recomputed_sum += per_tok * tokens * c;
         }
       }
@@ -527,7 +592,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     }
 
     // Split the steady part of the record with its timers.
-    const double k = base / std::max(1e-300, c * t);  // timers are per iteration of the whole record
+    const double k =
+        base / std::max(1e-300, c * t);  // timers are per iteration of the whole record
     auto ph = [&](Phase p) { return known(it.at(p)) ? it.at(p) * c * k : 0.0; };
     double comm = ph(Phase::kComm), data = ph(Phase::kData), opt_t = ph(Phase::kOptimizer);
     double gen = ph(Phase::kGenerate), oth = ph(Phase::kOther), idle_m = ph(Phase::kIdle);
@@ -551,7 +617,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     if (steady_record) step_weight += c * scale;
     auto split_add = [&](B b, double seconds, BucketSource src, std::string_view what) {
       wf.add(b, seconds, src, what);
-      if (steady_record && seconds > 0 && std::isfinite(seconds)) step_split[static_cast<std::size_t>(b)] += seconds;
+      if (steady_record && seconds > 0 && std::isfinite(seconds))
+        step_split[static_cast<std::size_t>(b)] += seconds;
     };
     split_add(B::kIdle, idle_m, BucketSource::kMeasured, "idle device time (no kernel running)");
     split_add(B::kComm, comm, BucketSource::kMeasured, "communication timers");
@@ -570,7 +637,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       compute_timed = true;
     }
     double untimed = region - compute_span;
-    // Pipeline bubble: (p-1)/(m+p-1) of the forward-backward span (Narayanan et al. 2021, Sec. 2.2).
+    // Pipeline bubble: (p-1)/(m+p-1) of the forward-backward span (Narayanan et al. 2021,
+    // Sec. 2.2).
     if (bubble_frac > 0) {
       const double span = has_fb ? std::min(region + comm + data, fb) : region;
       double bubble = bubble_frac * span;
@@ -588,7 +656,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
         // compute bucket and MFU stay one number (and warn).
         ++capped;
         if (!(flag[i] & kWarm)) ++capped_steady;
-        const double excess_flops = (ideal - (compute_span + untimed)) * P * G / std::max(scale, 1e-300);
+        const double excess_flops =
+            (ideal - (compute_span + untimed)) * P * G / std::max(scale, 1e-300);
         flops_kept -= excess_flops;
         if (!(flag[i] & kWarm)) flops_steady -= excess_flops;
         ideal = compute_span + untimed;
@@ -597,20 +666,23 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       split_add(B::kCompute, ideal, BucketSource::kInferred, "model FLOPs at peak");
       if (compute_timed) {
         split_add(B::kInefficiency, compute_span - in_compute, BucketSource::kMeasured,
-               "forward/backward time above the ideal");
-        split_add(B::kOther, untimed - (ideal - in_compute), BucketSource::kResidual, "step time no timer covers");
+                  "forward/backward time above the ideal");
+        split_add(B::kOther, untimed - (ideal - in_compute), BucketSource::kResidual,
+                  "step time no timer covers");
       } else {
         split_add(B::kOther, compute_span + untimed - ideal, BucketSource::kResidual,
-               "rest of the step: compute below peak, exposed communication, data waits or idle (no timers in the log)");
+                  "rest of the step: compute below peak, exposed communication, data waits or idle "
+                  "(no timers in the log)");
       }
     } else {
       // Without FLOPs and peak the compute at peak cannot be separated from the rest.
       if (compute_timed) {
-        split_add(B::kCompute, compute_span, BucketSource::kMeasured, "forward/backward timers (peak or FLOPs unknown)");
+        split_add(B::kCompute, compute_span, BucketSource::kMeasured,
+                  "forward/backward timers (peak or FLOPs unknown)");
         split_add(B::kOther, untimed, BucketSource::kResidual, "step time no timer covers");
       } else {
         split_add(B::kOther, compute_span + untimed, BucketSource::kResidual,
-               "step time (FLOPs or peak unknown: compute cannot be separated)");
+                  "step time (FLOPs or peak unknown: compute cannot be separated)");
       }
     }
   }
@@ -625,21 +697,24 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       place_gap(0, rest, B::kOther, BucketSource::kResidual, "", false);
     }
   }
-  if (capped_steady > 0 && static_cast<double>(capped_steady) > 0.01 * static_cast<double>(steady_records)) {
+  if (capped_steady > 0 &&
+      static_cast<double>(capped_steady) > 0.01 * static_cast<double>(steady_records)) {
     // Steady steps doing more model FLOPs than the peak allows: the inputs are wrong.
     std::string inputs;
     for (const auto& u : a.used) inputs += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
-    throw ImpossibleResult(
-        fmt::format("{} of {} steady records would run above 100% of the peak (MFU above 100% is impossible); "
-                    "inputs: {}",
-                    capped_steady, steady_records, inputs),
-        "check --gpus (all GPUs of the job), the accelerator or --peak (dense, per GPU), and the model or "
-        "--tokens-per-step");
+    throw ImpossibleResult(fmt::format("{} of {} steady records would run above 100% of the peak "
+                                       "(MFU above 100% is impossible); "
+                                       "inputs: {}",
+                                       capped_steady, steady_records, inputs),
+                           "check --gpus (all GPUs of the job), the accelerator or --peak (dense, "
+                           "per GPU), and the model or "
+                           "--tokens-per-step");
   }
   if (capped > 0)
-    a.warnings.push_back(fmt::format("{} records would run above the peak (model FLOPs at peak take longer than the "
-                                     "step): check --gpus, --gpu/--peak and the model",
-                                     capped));
+    a.warnings.push_back(
+        fmt::format("{} records would run above the peak (model FLOPs at peak take longer than the "
+                    "step): check --gpus, --gpu/--peak and the model",
+                    capped));
 
   // ---- Totals and headline numbers.
   a.wall_time_s = wf.total();
@@ -656,21 +731,25 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   }
   if (flops_kept > 0 && known(G) && a.wall_time_s > 0) {
     a.achieved_flops_per_s_per_gpu = flops_kept / (G * a.wall_time_s);
-    if (flops_steady > 0 && time_steady > 0) a.achieved_flops_per_s_per_gpu_steady = flops_steady / (G * time_steady);
+    if (flops_steady > 0 && time_steady > 0)
+      a.achieved_flops_per_s_per_gpu_steady = flops_steady / (G * time_steady);
   }
   if (reported_time > 0) {
     a.framework_flops_per_s_per_gpu = reported_sum / reported_time;
     if (known(P)) a.framework_mfu_steady = *a.framework_flops_per_s_per_gpu / P;
     if (recomputed_sum > 0 && known(G)) {
       a.recomputed_flops_per_s_per_gpu = recomputed_sum / (reported_time * G);
-      a.framework_agreement = *a.recomputed_flops_per_s_per_gpu / *a.framework_flops_per_s_per_gpu - 1.0;
+      a.framework_agreement =
+          *a.recomputed_flops_per_s_per_gpu / *a.framework_flops_per_s_per_gpu - 1.0;
       a.framework_convention = to_string(*r.framework_convention);
     }
   }
   if (can_ideal && a.achieved_flops_per_s_per_gpu) {
     a.mfu = *a.achieved_flops_per_s_per_gpu / P;
-    if (a.achieved_flops_per_s_per_gpu_steady) a.mfu_steady = *a.achieved_flops_per_s_per_gpu_steady / P;
-    if (r.fpt && r.recompute != Recompute::kUnspecified && a.flops_source == "model" && flops_hw_kept > 0)
+    if (a.achieved_flops_per_s_per_gpu_steady)
+      a.mfu_steady = *a.achieved_flops_per_s_per_gpu_steady / P;
+    if (r.fpt && r.recompute != Recompute::kUnspecified && a.flops_source == "model" &&
+        flops_hw_kept > 0)
       a.hfu = flops_hw_kept / (P * G * a.wall_time_s);
   }
   a.mfu_per_iteration = detail::distribution(std::move(mfu_w));
@@ -678,30 +757,36 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
 
   // ---- Guards: a number that cannot be true is an error, never a result.
   if (a.framework_mfu_steady && *a.framework_mfu_steady > 1.0) {
-    a.warnings.push_back(fmt::format("the framework's printed FLOP/s ({} per GPU) is {} of the {} peak: impossible, so "
-                                     "its count is ignored",
-                                     format_flop_rate(*a.framework_flops_per_s_per_gpu),
-                                     format_percent(*a.framework_mfu_steady), a.gpu.empty() ? "given" : a.gpu));
+    a.warnings.push_back(fmt::format(
+        "the framework's printed FLOP/s ({} per GPU) is {} of the {} peak: impossible, so "
+        "its count is ignored",
+        format_flop_rate(*a.framework_flops_per_s_per_gpu), format_percent(*a.framework_mfu_steady),
+        a.gpu.empty() ? "given" : a.gpu));
   }
   if (a.mfu && *a.mfu > 1.0 + 1e-9) {
     std::string inputs;
     for (const auto& u : a.used) inputs += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
-    throw ImpossibleResult(fmt::format("MFU would be {}, which is impossible; inputs: {}", format_percent(*a.mfu), inputs),
-                           "check --gpus (all GPUs of the job), the accelerator or --peak (dense, per GPU), and the "
-                           "model or --tokens-per-step");
+    throw ImpossibleResult(
+        fmt::format("MFU would be {}, which is impossible; inputs: {}", format_percent(*a.mfu),
+                    inputs),
+        "check --gpus (all GPUs of the job), the accelerator or --peak (dense, per GPU), and the "
+        "model or --tokens-per-step");
   }
   if (a.mfu_steady && *a.mfu_steady > 1.0 + 1e-9) {
     std::string inputs;
     for (const auto& u : a.used) inputs += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
     throw ImpossibleResult(
-        fmt::format("steady-state MFU would be {}, which is impossible; inputs: {}", format_percent(*a.mfu_steady),
-                    inputs),
-        timeline ? "the log's timestamps leave less time than its step times say: check that they come from one "
+        fmt::format("steady-state MFU would be {}, which is impossible; inputs: {}",
+                    format_percent(*a.mfu_steady), inputs),
+        timeline ? "the log's timestamps leave less time than its step times say: check that they "
+                   "come from one "
                    "clock, and --gpus, the accelerator and the model"
-                 : "check --gpus (all GPUs of the job), the accelerator or --peak, and the model or --tokens-per-step");
+                 : "check --gpus (all GPUs of the job), the accelerator or --peak, and the model "
+                   "or --tokens-per-step");
   }
   for (std::size_t b = 0; b < detail::kBucketCount; ++b) {
-    if (wf.seconds(static_cast<B>(b)) < -1e-9) throw ImpossibleResult("a lost-time bucket came out negative");
+    if (wf.seconds(static_cast<B>(b)) < -1e-9)
+      throw ImpossibleResult("a lost-time bucket came out negative");
   }
 
   a.buckets = wf.buckets(a.wall_time_s, G);
@@ -717,7 +802,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   double sum = 0;
   for (const auto& b : a.buckets) sum += b.seconds;
   if (std::fabs(sum - a.wall_time_s) > 1e-6 * std::max(1.0, a.wall_time_s))
-    throw ImpossibleResult(fmt::format("the buckets add up to {} s, not the wall time {} s", sum, a.wall_time_s));
+    throw ImpossibleResult(
+        fmt::format("the buckets add up to {} s, not the wall time {} s", sum, a.wall_time_s));
 
   // ---- Cost, energy and the fixes worth most.
   for (auto& b : a.buckets) {
@@ -731,14 +817,16 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   std::vector<const Bucket*> avoidable;
   for (const auto& b : a.buckets)
     if (b.name != "compute" && b.seconds > 1e-6 * a.wall_time_s) avoidable.push_back(&b);
-  std::sort(avoidable.begin(), avoidable.end(), [](const Bucket* x, const Bucket* y) { return x->seconds > y->seconds; });
+  std::sort(avoidable.begin(), avoidable.end(),
+            [](const Bucket* x, const Bucket* y) { return x->seconds > y->seconds; });
   for (std::size_t i = 0; i < avoidable.size() && a.fixes.size() < 3; ++i) {
     const Bucket* b = avoidable[i];
     a.fixes.push_back(Fix{b->name, b->label, b->seconds, b->mfu_gain, advice_for(b->name)});
   }
 
   // ---- Stalls: keep the ten slowest.
-  std::sort(a.stalls.worst.begin(), a.stalls.worst.end(), [](const Stall& x, const Stall& y) { return x.excess_s > y.excess_s; });
+  std::sort(a.stalls.worst.begin(), a.stalls.worst.end(),
+            [](const Stall& x, const Stall& y) { return x.excess_s > y.excess_s; });
   if (a.stalls.worst.size() > 10) a.stalls.worst.resize(10);
 
   // ---- Steady step-time sample.
@@ -747,7 +835,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
     for (std::size_t i = 0; i < n; ++i)
       if (!std::isnan(time[i]) && !(flag[i] & (kWarm | kLost))) steady.push_back(time[i]);
     const std::size_t stride = std::max<std::size_t>(1, (steady.size() + 4999) / 5000);
-    for (std::size_t i = 0; i < steady.size(); i += stride) a.steady_step_times_s.push_back(steady[i]);
+    for (std::size_t i = 0; i < steady.size(); i += stride)
+      a.steady_step_times_s.push_back(steady[i]);
   }
 
   // ---- Series for charts: at most ~2000 points, keeping each block's slowest record.
@@ -783,20 +872,23 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
       if (known(P) && a.wall_time_s > 0) {
         a.hfu = *a.trace_executed_flops / (P * G * a.wall_time_s);
         if (*a.hfu > 1.0 + 1e-9)
-          throw ImpossibleResult(fmt::format("HFU from the profiler's FLOP counts would be {}", format_percent(*a.hfu)),
+          throw ImpossibleResult(fmt::format("HFU from the profiler's FLOP counts would be {}",
+                                             format_percent(*a.hfu)),
                                  "check --gpu/--peak and --gpus");
       }
     }
     for (const auto& msg : run.trace->warnings) a.warnings.push_back(msg);
   }
   if (run.timing == TimingKind::kSampled)
-    a.warnings.push_back("the log times one iteration per line: the iterations between lines are assumed to take as "
-                         "long (wall time is estimated)");
+    a.warnings.push_back(
+        "the log times one iteration per line: the iterations between lines are assumed to take as "
+        "long (wall time is estimated)");
   if (!timeline && known(run.first_timestamp_s) && !all_ts)
     a.unknowns.push_back("startup and gaps between steps: the iteration lines carry no timestamps");
   if (run.truncated) a.warnings.push_back("the input is cut off: the last records may be missing");
   if (run.malformed_lines > 0)
-    a.warnings.push_back(fmt::format("{} malformed record lines were skipped", run.malformed_lines));
+    a.warnings.push_back(
+        fmt::format("{} malformed record lines were skipped", run.malformed_lines));
   return a;
 }
 

@@ -11,16 +11,20 @@ namespace mfu::detail {
 namespace {
 
 /// Model dimensions from a log; beyond 1e9 they are nonsense and read as unknown (0).
-std::int64_t as_int(std::optional<double> v) { return v ? as_count(*v, 1e9) : 0; }
+std::int64_t as_int(std::optional<double> v) {
+  return v ? as_count(*v, 1e9) : 0;
+}
 
 /// The model shape the log describes (Megatron args, torchtitan config, MLPerf keys).
 std::optional<ModelShape> model_from_meta(const RunMeta& meta) {
-  if (!meta.number("layers") || !meta.number("hidden") || !meta.number("heads")) return std::nullopt;
+  if (!meta.number("layers") || !meta.number("hidden") || !meta.number("heads"))
+    return std::nullopt;
   ModelShape m;
   m.id = "log";
-  m.name = meta.text("model_name")
-               .value_or(fmt::format("{} layers, hidden {}, {} heads", as_int(meta.number("layers")),
-                                     as_int(meta.number("hidden")), as_int(meta.number("heads"))));
+  m.name =
+      meta.text("model_name")
+          .value_or(fmt::format("{} layers, hidden {}, {} heads", as_int(meta.number("layers")),
+                                as_int(meta.number("hidden")), as_int(meta.number("heads"))));
   m.source = meta.source("layers");
   m.layers = as_int(meta.number("layers"));
   m.hidden = as_int(meta.number("hidden"));
@@ -43,12 +47,15 @@ std::optional<ModelShape> model_from_meta(const RunMeta& meta) {
     m.moe_ffn = as_int(meta.number("moe_ffn"));
     if (auto sh = meta.number("shared_expert_ffn"); sh && m.eff_moe_ffn() > 0)
       m.shared_experts = as_int(sh) / m.eff_moe_ffn();
-    if (auto f = meta.number("moe_layer_freq")) m.moe_layer_freq = std::max<std::int64_t>(1, as_int(f));
+    if (auto f = meta.number("moe_layer_freq"))
+      m.moe_layer_freq = std::max<std::int64_t>(1, as_int(f));
   }
   return m;
 }
 
-std::string fmt_count(double v) { return format_count(v); }
+std::string fmt_count(double v) {
+  return format_count(v);
+}
 
 }  // namespace
 
@@ -74,13 +81,16 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     use("gpus", format_number(r.gpus), meta.source("gpus"));
   } else if (meta.number("gpus_per_node") && meta.number("nodes")) {
     r.gpus = *meta.number("gpus_per_node") * *meta.number("nodes");
-    use("gpus", format_number(r.gpus), "launcher: gpus_per_node x nodes (" + meta.source("gpus_per_node") + ")");
+    use("gpus", format_number(r.gpus),
+        "launcher: gpus_per_node x nodes (" + meta.source("gpus_per_node") + ")");
   } else if (auto v = meta.number("gpus_visible")) {
     r.gpus = *v;
-    use("gpus", format_number(r.gpus), "assumed: every GPU in the nvidia-smi table (" + meta.source("gpus_visible") + ")");
-    r.warnings.push_back(fmt::format("the GPU count {} is assumed from the nvidia-smi table; pass --gpus if the job "
-                                     "used fewer or more",
-                                     format_number(r.gpus)));
+    use("gpus", format_number(r.gpus),
+        "assumed: every GPU in the nvidia-smi table (" + meta.source("gpus_visible") + ")");
+    r.warnings.push_back(
+        fmt::format("the GPU count {} is assumed from the nvidia-smi table; pass --gpus if the job "
+                    "used fewer or more",
+                    format_number(r.gpus)));
   } else {
     r.unknowns.push_back("GPU count: pass --gpus N");
   }
@@ -113,12 +123,14 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     GpuMatch m = opt.gpu ? db.resolve(gpu_query) : db.try_resolve(gpu_query);
     if (m.spec) {
       r.spec = m.spec;
-      use("gpu", m.spec->id, gpu_source + (gpu_query != m.spec->id ? " ('" + gpu_query + "')" : ""));
+      use("gpu", m.spec->id,
+          gpu_source + (gpu_query != m.spec->id ? " ('" + gpu_query + "')" : ""));
       if (!m.note.empty()) r.warnings.push_back(m.note);
     } else {
-      r.warnings.push_back(fmt::format("the log names the accelerator '{}', which is not in the database; closest: "
-                                       "{}",
-                                       gpu_query, fmt::join(db.suggestions(gpu_query), ", ")));
+      r.warnings.push_back(
+          fmt::format("the log names the accelerator '{}', which is not in the database; closest: "
+                      "{}",
+                      gpu_query, fmt::join(db.suggestions(gpu_query), ", ")));
     }
   }
   if (opt.peak_flops) {
@@ -132,15 +144,18 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
       r.peak = choose_peak(*r.spec, dtype, &chosen, &note);
       r.dtype = to_string(chosen);
       use("peak", format_flop_rate(r.peak),
-          fmt::format("{} dense {} ({})", r.spec->id, r.dtype, dtype_source.empty() ? "default dtype" : dtype_source));
+          fmt::format("{} dense {} ({})", r.spec->id, r.dtype,
+                      dtype_source.empty() ? "default dtype" : dtype_source));
       if (!note.empty()) r.warnings.push_back(note);
     } catch (const Error& e) {
       r.warnings.push_back(std::string(e.what()) + "; " + e.hint());
     }
   }
   if (!known(r.peak)) {
-    if (r.spec == nullptr) r.unknowns.push_back("accelerator: pass --gpu NAME (see 'mfu gpus') or --peak per GPU");
-    else r.unknowns.push_back("peak for this dtype: pass --dtype or --peak");
+    if (r.spec == nullptr)
+      r.unknowns.push_back("accelerator: pass --gpu NAME (see 'mfu gpus') or --peak per GPU");
+    else
+      r.unknowns.push_back("peak for this dtype: pass --dtype or --peak");
   }
 
   // --- Sequence length.
@@ -176,7 +191,8 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
       r.model = m;
       model_source = base ? "the log, with shape flags" : "shape flags";
     } else {
-      r.unknowns.push_back("model shape: the flags give only part of it; add --layers --hidden --heads or --model");
+      r.unknowns.push_back(
+          "model shape: the flags give only part of it; add --layers --hidden --heads or --model");
     }
   } else if (opt.model) {
     r.model = opt.model;
@@ -202,7 +218,8 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
 
   // --- Convention and recomputation.
   r.convention = opt.convention.value_or(Convention::kPalm);
-  use("convention", to_string(r.convention), opt.convention ? "flag --convention" : "default (PaLM, the MFU definition)");
+  use("convention", to_string(r.convention),
+      opt.convention ? "flag --convention" : "default (PaLM, the MFU definition)");
   if (opt.recompute) {
     r.recompute = *opt.recompute;
     use("recompute", to_string(r.recompute), "flag --recompute");
@@ -235,7 +252,8 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     use("tokens_per_step", fmt_count(r.tokens_default), meta.source("tokens_per_step"));
   } else if (auto gb = meta.number("global_batch"); gb && known(r.seq_len)) {
     r.tokens_default = *gb * r.seq_len;
-    use("tokens_per_step", fmt_count(r.tokens_default), "global batch x seq_len (" + meta.source("global_batch") + ")");
+    use("tokens_per_step", fmt_count(r.tokens_default),
+        "global batch x seq_len (" + meta.source("global_batch") + ")");
   }
   if (opt.flops_per_step) {
     r.flops_default = *opt.flops_per_step;
@@ -262,9 +280,12 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     } else if (b == "megatron-lm") {
       // Megatron-LM changed its formula on 2023-11-28, in 2024 (MoE/GQA) and on 2025-03-06.
       const double t = run.first_timestamp_s;
-      if (known(t) && t < 1704067200.0) r.framework_convention = Convention::kMegatron2023;  // before 2024-01-01
-      else if (known(t) && t < 1741219200.0) r.framework_convention = Convention::kMegatron2024;  // 2025-03-06
-      else r.framework_convention = Convention::kMegatron;
+      if (known(t) && t < 1704067200.0)
+        r.framework_convention = Convention::kMegatron2023;  // before 2024-01-01
+      else if (known(t) && t < 1741219200.0)
+        r.framework_convention = Convention::kMegatron2024;  // 2025-03-06
+      else
+        r.framework_convention = Convention::kMegatron;
     } else if (b == "torchtitan" || b == "nanogpt") {
       r.framework_convention = Convention::kPalm;
     } else if (b == "maxtext") {
@@ -278,7 +299,8 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     if (meta.text("framework_flops_by").value_or("") == "torchtitan") {
       if (auto n = meta.number("framework_params")) fm.params = *n;
     }
-    const Recompute frc = *r.framework_convention == Convention::kMegatronDeepSpeed ? r.recompute : Recompute::kNone;
+    const Recompute frc =
+        *r.framework_convention == Convention::kMegatronDeepSpeed ? r.recompute : Recompute::kNone;
     try {
       r.framework_fpt = training_flops_per_token(fm, *r.framework_convention, frc,
                                                  known(r.seq_len) ? as_count(r.seq_len, 1e9) : 0);

@@ -33,7 +33,8 @@ struct Resolved {
   std::vector<std::string> warnings;
 };
 
-[[nodiscard]] Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& db);
+[[nodiscard]] Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt,
+                                      const GpuDatabase& db);
 
 /// Tokens of one iteration of record `it` (record field, samples x seq_len, or the default).
 [[nodiscard]] double tokens_of(const Iteration& it, double seq_len, double tokens_default);

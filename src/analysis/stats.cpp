@@ -27,7 +27,8 @@ double equal_weight_quantile(std::vector<Item>& v, double q) {
   const double a = v[lo].value;
   const double f = p - static_cast<double>(lo);
   if (f == 0) return a;
-  const double b = std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end(), by_value)->value;
+  const double b =
+      std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end(), by_value)->value;
   return a + f * (b - a);
 }
 
@@ -61,9 +62,10 @@ double weighted_quantile(std::vector<Item>& v, double q) {
 template <class Item>
 Distribution distribution(std::vector<Item> values, bool tails) {
   Distribution d;
-  values.erase(std::remove_if(values.begin(), values.end(),
-                              [](const Item& w) { return !std::isfinite(w.value) || w.weight <= 0; }),
-               values.end());
+  values.erase(
+      std::remove_if(values.begin(), values.end(),
+                     [](const Item& w) { return !std::isfinite(w.value) || w.weight <= 0; }),
+      values.end());
   if (values.empty()) return d;
   double sum = 0, wsum = 0;
   d.min = values.front().value;

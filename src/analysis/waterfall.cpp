@@ -61,9 +61,11 @@ std::vector<Bucket> Waterfall::buckets(double wall, double gpus) const {
         biggest = p.seconds;
         b.source = p.source;
       }
-      items.emplace_back(p.seconds, fmt::format("{} {} ({})", p.what, format_duration(p.seconds), to_string(p.source)));
+      items.emplace_back(p.seconds, fmt::format("{} {} ({})", p.what, format_duration(p.seconds),
+                                                to_string(p.source)));
     }
-    std::sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::sort(items.begin(), items.end(),
+              [](const auto& x, const auto& y) { return x.first > y.first; });
     std::string detail;
     for (const auto& [s, text] : items) detail += (detail.empty() ? "" : "; ") + text;
     b.detail = detail;

@@ -2,15 +2,26 @@
 // Accumulates wall time into the named buckets, each with how it is known.
 
 #include <array>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mfu/analysis.hpp"
 
 namespace mfu::detail {
 
-enum class B : std::size_t { kCompute, kInefficiency, kComm, kIo, kIdle, kCheckpoint, kRestart, kStartup, kEval, kOther };
+enum class B : std::size_t {
+  kCompute,
+  kInefficiency,
+  kComm,
+  kIo,
+  kIdle,
+  kCheckpoint,
+  kRestart,
+  kStartup,
+  kEval,
+  kOther
+};
 inline constexpr std::size_t kBucketCount = 10;
 
 class Waterfall {
@@ -24,7 +35,7 @@ class Waterfall {
 
  private:
   std::array<double, kBucketCount> seconds_{};
-    struct Part {
+  struct Part {
     std::string what;
     double seconds = 0;
     BucketSource source = BucketSource::kNone;

@@ -1,11 +1,12 @@
 // The noise model of `mfu check --baseline`: a one-sided Mann-Whitney U test on step times and a
 // bootstrap confidence interval of the median ratio.
+#include "gate/statistics.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 
-#include "gate/statistics.hpp"
 #include "mfu/gate.hpp"
 
 namespace mfu {
@@ -24,7 +25,8 @@ double mann_whitney_greater(const std::vector<double>& a, const std::vector<doub
   for (std::size_t i = 0; i < all.size();) {
     std::size_t j = i;
     while (j < all.size() && all[j].first == all[i].first) ++j;
-    const double avg_rank = (static_cast<double>(i) + static_cast<double>(j) + 1.0) / 2.0;  // 1-based
+    const double avg_rank =
+        (static_cast<double>(i) + static_cast<double>(j) + 1.0) / 2.0;  // 1-based
     const double t = static_cast<double>(j - i);
     tie_term += t * t * t - t;
     for (std::size_t k = i; k < j; ++k)
@@ -52,8 +54,9 @@ double median_of(std::vector<double> v) {
   return (lo + hi) / 2.0;
 }
 
-std::pair<double, double> bootstrap_ratio_ci(const std::vector<double>& cur, const std::vector<double>& base,
-                                             double alpha, std::uint64_t seed, int resamples) {
+std::pair<double, double> bootstrap_ratio_ci(const std::vector<double>& cur,
+                                             const std::vector<double>& base, double alpha,
+                                             std::uint64_t seed, int resamples) {
   std::mt19937_64 rng(seed);
   std::vector<double> ratios;
   ratios.reserve(static_cast<std::size_t>(resamples));

@@ -4,9 +4,8 @@
 // range are counted first (in parallel, at memchr speed).
 #include "ingest/chunked.hpp"
 
-#include <fmt/format.h>
-
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,8 +44,10 @@ struct Fd {
 };
 
 /// The first line start at or after `pos` where a record starts, or 0 when none is near.
-std::uint64_t cut_after(const Fd& f, std::uint64_t pos, std::uint64_t size, const FormatSpec& spec) {
-  const std::string buf = f.read_at(pos, static_cast<std::size_t>(std::min<std::uint64_t>(kScan, size - pos)));
+std::uint64_t cut_after(const Fd& f, std::uint64_t pos, std::uint64_t size,
+                        const FormatSpec& spec) {
+  const std::string buf =
+      f.read_at(pos, static_cast<std::size_t>(std::min<std::uint64_t>(kScan, size - pos)));
   std::size_t nl = buf.find('\n');
   while (nl != std::string::npos && nl + 1 < buf.size()) {
     const std::size_t start = nl + 1;
@@ -88,7 +89,8 @@ std::uint64_t count_lines(const std::string& path, std::uint64_t begin, std::uin
     if (got == 0) break;
     const char* p = buf.data();
     const char* e = p + got;
-    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)))) != nullptr) {
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)))) !=
+           nullptr) {
       ++n;
       ++p;
     }
@@ -104,17 +106,20 @@ struct Piece {
   bool unterminated = false;
 };
 
-void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec, const IngestOptions& opt) {
+void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec,
+                 const IngestOptions& opt) {
   RunBuilder b(p.run, opt, path, 0);
   auto parser = spec.make_line_parser(b);
   if (!p.priming.empty()) {
     // Replay the previous record so that state carried from it (previous step, counters)
     // is right for the first record here, then drop what the replay produced.
-    const std::size_t its = p.run.iterations.size(), evs = p.run.events.size(), ds = p.run.diagnostics.size();
+    const std::size_t its = p.run.iterations.size(), evs = p.run.events.size(),
+                      ds = p.run.diagnostics.size();
     const std::uint64_t bad = p.run.malformed_lines, supp = p.run.suppressed_diagnostics;
     std::string padded = p.priming;
     padded.append(kLinePadding, '\0');
-    parser->line(std::string_view(padded.data(), p.priming.size()), p.first_line > 1 ? p.first_line - 1 : 0);
+    parser->line(std::string_view(padded.data(), p.priming.size()),
+                 p.first_line > 1 ? p.first_line - 1 : 0);
     while (p.run.iterations.size() > its) p.run.iterations.pop_back();
     p.run.events.resize(evs);
     p.run.diagnostics.resize(ds);
@@ -137,15 +142,17 @@ void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec, cons
 
 }  // namespace
 
-std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size, const FormatSpec& spec,
-                                 const IngestOptions& opt, unsigned pieces) {
+std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size,
+                                 const FormatSpec& spec, const IngestOptions& opt,
+                                 unsigned pieces) {
   if (!spec.record_start || !spec.make_line_parser || pieces < 2 || opt.strict) return std::nullopt;
   Fd f(path);
   if (f.fd < 0) return std::nullopt;
   std::vector<std::uint64_t> cuts{0};
   for (unsigned k = 1; k < pieces; ++k) {
     const std::uint64_t c = cut_after(f, size / pieces * k, size, spec);
-    if (c == 0 || c <= cuts.back()) return std::nullopt;  // no record start near: parse in one piece
+    if (c == 0 || c <= cuts.back())
+      return std::nullopt;  // no record start near: parse in one piece
     cuts.push_back(c);
   }
   cuts.push_back(size);
@@ -169,7 +176,8 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size, co
   {
     std::vector<std::future<void>> jobs;
     for (unsigned k = 1; k < pieces; ++k)
-      jobs.push_back(std::async(std::launch::async, [&, k] { parse_piece(ps[k], path, spec, opt); }));
+      jobs.push_back(
+          std::async(std::launch::async, [&, k] { parse_piece(ps[k], path, spec, opt); }));
     parse_piece(ps[0], path, spec, opt);
     for (auto& j : jobs) j.get();  // rethrows a piece's error
   }
@@ -182,19 +190,25 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size, co
     out.iterations.append(std::move(r.iterations));
     for (auto& e : r.events) out.events.push_back(std::move(e));
     for (auto& d : r.diagnostics) {
-      if (out.diagnostics.size() < opt.max_diagnostics) out.diagnostics.push_back(std::move(d));
-      else ++out.suppressed_diagnostics;
+      if (out.diagnostics.size() < opt.max_diagnostics)
+        out.diagnostics.push_back(std::move(d));
+      else
+        ++out.suppressed_diagnostics;
     }
     out.suppressed_diagnostics += r.suppressed_diagnostics;
     out.malformed_lines += r.malformed_lines;
     out.meta.fill_from(r.meta);  // the first value seen in the file wins, as its source says
     for (const auto& fld : r.fields)
-      if (std::find(out.fields.begin(), out.fields.end(), fld) == out.fields.end()) out.fields.push_back(fld);
+      if (std::find(out.fields.begin(), out.fields.end(), fld) == out.fields.end())
+        out.fields.push_back(fld);
     for (auto rank : r.ranks)
-      if (std::find(out.ranks.begin(), out.ranks.end(), rank) == out.ranks.end()) out.ranks.push_back(rank);
-    if (known(r.first_timestamp_s) && (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
+      if (std::find(out.ranks.begin(), out.ranks.end(), rank) == out.ranks.end())
+        out.ranks.push_back(rank);
+    if (known(r.first_timestamp_s) &&
+        (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
       out.first_timestamp_s = r.first_timestamp_s;
-    if (known(r.last_timestamp_s) && (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
+    if (known(r.last_timestamp_s) &&
+        (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
       out.last_timestamp_s = r.last_timestamp_s;
     out.lines_read += r.lines_read;
     out.bytes_read += r.bytes_read;
@@ -205,7 +219,8 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size, co
   out.inputs = {path};
   RunBuilder b(out, opt, path, 0);
   if (oversized > 0)
-    b.warn(first_oversized, fmt::format("skipped {} line(s) longer than 16 MiB (the first is this one)", oversized));
+    b.warn(first_oversized,
+           fmt::format("skipped {} line(s) longer than 16 MiB (the first is this one)", oversized));
   if (ps.back().unterminated) out.truncated = true;
   finalize_run(out, spec.timing, spec.single_iteration_records);
   return std::move(out);

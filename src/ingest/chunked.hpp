@@ -11,7 +11,8 @@ namespace mfu::detail {
 /// Parses `path` (`size` bytes, uncompressed) in `pieces` ranges on as many threads and merges
 /// them in order, finalized. nullopt when the format cannot be cut, --strict is on (its error
 /// must name the first bad line), or no record starts near a cut.
-[[nodiscard]] std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size, const FormatSpec& spec,
-                                               const IngestOptions& options, unsigned pieces);
+[[nodiscard]] std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size,
+                                               const FormatSpec& spec, const IngestOptions& options,
+                                               unsigned pieces);
 
 }  // namespace mfu::detail

@@ -28,8 +28,9 @@ void CommonMetaScanner::scan(std::string_view line, std::uint64_t number, RunBui
         for (std::string_view tail : {std::string_view(" On"), std::string_view(" Off")}) {
           if (ends_with(name, tail)) name = trim(name.substr(0, name.size() - tail.size()));
         }
-        if (!name.empty() && (contains(name, "NVIDIA") || contains(name, "Tesla") || contains(name, "GeForce") ||
-                              contains(name, "Quadro") || contains(name, "RTX"))) {
+        if (!name.empty() &&
+            (contains(name, "NVIDIA") || contains(name, "Tesla") || contains(name, "GeForce") ||
+             contains(name, "Quadro") || contains(name, "RTX"))) {
           ++smi_gpus_;
           out.meta("gpu_name", std::string(name), number, false);
         }
@@ -50,7 +51,8 @@ void CommonMetaScanner::scan(std::string_view line, std::uint64_t number, RunBui
   }
   // DeepSpeed launcher: "dist_world_size=8"
   if (const std::size_t p = line.find("dist_world_size="); p != std::string_view::npos) {
-    if (auto v = number_after(line.substr(p), "dist_world_size=")) out.meta("gpus", *v, number, false);
+    if (auto v = number_after(line.substr(p), "dist_world_size="))
+      out.meta("gpus", *v, number, false);
     return;
   }
   // Generic "world_size: 8" / "world size: 8" (ms-swift, HF args dumps).

@@ -36,12 +36,19 @@ double si_value(std::string_view v) {
   v = trim(v);
   if (v.empty()) return *d;
   switch (v.front()) {
-    case 'K': case 'k': return *d * 1e3;
-    case 'M': return *d * 1e6;
-    case 'G': return *d * 1e9;
-    case 'T': return *d * 1e12;
-    case 'P': return *d * 1e15;
-    default: return *d;
+    case 'K':
+    case 'k':
+      return *d * 1e3;
+    case 'M':
+      return *d * 1e6;
+    case 'G':
+      return *d * 1e9;
+    case 'T':
+      return *d * 1e12;
+    case 'P':
+      return *d * 1e15;
+    default:
+      return *d;
   }
 }
 
@@ -56,7 +63,9 @@ class DeepSpeedParser : public LineParser {
       raw = cleaned;
     }
     std::string_view text = raw;
-    const double ts = (text.size() > 20 && (text.front() == '[' || text.front() == 'I')) ? find_timestamp(text) : kUnknown;
+    const double ts = (text.size() > 20 && (text.front() == '[' || text.front() == 'I'))
+                          ? find_timestamp(text)
+                          : kUnknown;
     if (known(ts)) out_.timestamp(ts);
     if (in_profiler_) {
       profiler_line(text, number);
@@ -99,19 +108,25 @@ class DeepSpeedParser : public LineParser {
       if (auto v = number_after(text, "CurrSamplesPerSec=")) curr_samples_per_s_ = *v;
       return;
     }
-    if (contains(text, "--per_device_train_batch_size") || contains(text, "--gradient_accumulation_steps")) {
-      if (auto v = number_after(text, "--per_device_train_batch_size")) out_.meta("micro_batch", *v, number, false);
-      if (auto v = number_after(text, "--gradient_accumulation_steps")) out_.meta("grad_accum", *v, number, false);
+    if (contains(text, "--per_device_train_batch_size") ||
+        contains(text, "--gradient_accumulation_steps")) {
+      if (auto v = number_after(text, "--per_device_train_batch_size"))
+        out_.meta("micro_batch", *v, number, false);
+      if (auto v = number_after(text, "--gradient_accumulation_steps"))
+        out_.meta("grad_accum", *v, number, false);
       if (auto v = number_after(text, "--max_seq_len")) out_.meta("seq_len", *v, number, false);
       if (const std::size_t p = text.find("--model_name_or_path"); p != std::string_view::npos) {
         std::string_view rest = trim(text.substr(p + 20));
-        out_.meta("model_name", std::string(rest.substr(0, rest.find_first_of(" '\","))), number, false);
+        out_.meta("model_name", std::string(rest.substr(0, rest.find_first_of(" '\","))), number,
+                  false);
       }
     }
-    if (const std::size_t p = text.find("train_batch_size"); p != std::string_view::npos &&
-        (p == 0 || text[p - 1] == '"' || text[p - 1] == ' ') && !contains(text, "per_device")) {
+    if (const std::size_t p = text.find("train_batch_size");
+        p != std::string_view::npos && (p == 0 || text[p - 1] == '"' || text[p - 1] == ' ') &&
+        !contains(text, "per_device")) {
       std::string_view rest = text.substr(p + 16);
-      while (!rest.empty() && (rest.front() == '"' || rest.front() == ':' || rest.front() == ' ' || rest.front() == '.'))
+      while (!rest.empty() && (rest.front() == '"' || rest.front() == ':' || rest.front() == ' ' ||
+                               rest.front() == '.'))
         rest.remove_prefix(1);
       if (auto v = take_number(rest); v && *v > 0) out_.meta("global_batch", *v, number, false);
     }
@@ -126,7 +141,8 @@ class DeepSpeedParser : public LineParser {
  private:
   void neox_iteration(const MegatronIterationLine& l, std::uint64_t number) {
     if (!known(l.time_s) || l.time_s <= 0) {
-      out_.malformed(number, fmt::format("iteration {}: cannot read the elapsed time", l.iteration));
+      out_.malformed(number,
+                     fmt::format("iteration {}: cannot read the elapsed time", l.iteration));
       return;
     }
     Iteration it = maker_.make(l, number);
@@ -168,7 +184,8 @@ class DeepSpeedParser : public LineParser {
     it.line = static_cast<std::uint32_t>(number);
     it.timestamp_s = ts;
     it.step = engine_step_ >= 0 ? engine_step_ : ++implicit_step_;
-    if (engine_step_ >= 0 && out_.has_last() && out_.last().step >= engine_step_) it.step = out_.last().step + 1;
+    if (engine_step_ >= 0 && out_.has_last() && out_.last().step >= engine_step_)
+      it.step = out_.last().step + 1;
     timers.apply(it);
     double total = 0;
     for (Phase p : {Phase::kForward, Phase::kBackward, Phase::kComm, Phase::kOptimizer}) {
@@ -198,7 +215,8 @@ class DeepSpeedParser : public LineParser {
     }
     if (auto v = number_after(text, "Batch Size:")) out_.meta("micro_batch", *v, number, false);
     if (auto v = number_after(text, "Sequence Length:")) out_.meta("seq_len", *v, number, false);
-    if (auto v = number_after(text, "Model Parameters:")) out_.meta("framework_params", *v * 1e9, number, false);
+    if (auto v = number_after(text, "Model Parameters:"))
+      out_.meta("framework_params", *v * 1e9, number, false);
     const auto gpus = out_.run.meta.number("gpus");
     const auto mb = out_.run.meta.number("micro_batch");
     if (gpus && mb) it.samples = *gpus * *mb;
@@ -209,7 +227,8 @@ class DeepSpeedParser : public LineParser {
     Iteration it;
     it.line = static_cast<std::uint32_t>(number);
     it.step = rlhf_step_ >= 0 ? rlhf_step_ : ++implicit_step_;
-    if (out_.has_last() && it.step <= out_.last().step && rlhf_step_ < 0) it.step = out_.last().step + 1;
+    if (out_.has_last() && it.step <= out_.last().step && rlhf_step_ < 0)
+      it.step = out_.last().step + 1;
     auto e2e = number_after(text, "E2E latency=");
     if (!e2e || *e2e <= 0) {
       out_.malformed(number, "cannot read 'E2E latency=' as seconds > 0");
@@ -243,23 +262,34 @@ class DeepSpeedParser : public LineParser {
     const std::string key(trim(t.substr(0, colon)));
     const std::string_view v = trim(t.substr(colon + 1));
     profiler_started_ = true;
-    if (key == "world size") out_.meta("gpus", si_value(v), number);
-    else if (key == "data parallel size") out_.meta("dp", si_value(v), number);
-    else if (key == "model parallel size") out_.meta("tp", si_value(v), number);
-    else if (key == "batch size per GPU") out_.meta("micro_batch", si_value(v), number);
-    else if (key == "params per GPU") out_.meta("params_per_gpu", si_value(v), number);
-    else if (key == "iter latency") profiler_.time_s = seconds_with_unit(v);
-    else if (key == "FLOPS per GPU") profiler_.reported_flops_per_gpu = si_value(v);
-    else if (key == "fwd latency") profiler_.at(Phase::kForward) = seconds_with_unit(v);
-    else if (key == "bwd latency") profiler_.at(Phase::kBackward) = seconds_with_unit(v);
-    else if (key == "step latency") profiler_.at(Phase::kOptimizer) = seconds_with_unit(v);
+    if (key == "world size")
+      out_.meta("gpus", si_value(v), number);
+    else if (key == "data parallel size")
+      out_.meta("dp", si_value(v), number);
+    else if (key == "model parallel size")
+      out_.meta("tp", si_value(v), number);
+    else if (key == "batch size per GPU")
+      out_.meta("micro_batch", si_value(v), number);
+    else if (key == "params per GPU")
+      out_.meta("params_per_gpu", si_value(v), number);
+    else if (key == "iter latency")
+      profiler_.time_s = seconds_with_unit(v);
+    else if (key == "FLOPS per GPU")
+      profiler_.reported_flops_per_gpu = si_value(v);
+    else if (key == "fwd latency")
+      profiler_.at(Phase::kForward) = seconds_with_unit(v);
+    else if (key == "bwd latency")
+      profiler_.at(Phase::kBackward) = seconds_with_unit(v);
+    else if (key == "step latency")
+      profiler_.at(Phase::kOptimizer) = seconds_with_unit(v);
   }
 
   void finish_profiler() {
     in_profiler_ = false;
     profiler_started_ = false;
     if (!known(profiler_.time_s)) {
-      out_.info(profiler_.line, "DeepSpeed flops profiler block without 'iter latency': only its header was read");
+      out_.info(profiler_.line,
+                "DeepSpeed flops profiler block without 'iter latency': only its header was read");
       return;
     }
     if (profiler_.step < 0) profiler_.step = ++implicit_step_;
@@ -309,19 +339,22 @@ double sniff(std::string_view head, std::string_view) {
   return strong + weak;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<DeepSpeedParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<DeepSpeedParser>(out);
+}
 
 }  // namespace
 
 const FormatSpec& deepspeed_format() {
-  static const FormatSpec spec{"deepspeed",
-                               "DeepSpeed engine timers, GPT-NeoX, DeepSpeed-Chat throughput and RLHF lines, flops profiler",
-                               sniff,
-                               make,
-                               nullptr,
-                               nullptr,
-                               0,
-                               TimingKind::kPerIteration};
+  static const FormatSpec spec{
+      "deepspeed",
+      "DeepSpeed engine timers, GPT-NeoX, DeepSpeed-Chat throughput and RLHF lines, flops profiler",
+      sniff,
+      make,
+      nullptr,
+      nullptr,
+      0,
+      TimingKind::kPerIteration};
   return spec;
 }
 

@@ -13,7 +13,8 @@ namespace {
 /// Fills unknown fields of `into` from `from` and keeps the slower time (a step ends when the
 /// slowest rank finishes).
 void merge_record(Iteration& into, const Iteration& from) {
-  if (known(from.time_s) && (!known(into.time_s) || from.time_s > into.time_s)) into.time_s = from.time_s;
+  if (known(from.time_s) && (!known(into.time_s) || from.time_s > into.time_s))
+    into.time_s = from.time_s;
   auto fill = [](double& a, double b) {
     if (!known(a)) a = b;
   };
@@ -25,7 +26,8 @@ void merge_record(Iteration& into, const Iteration& from) {
   fill(into.reported_flops_per_gpu, from.reported_flops_per_gpu);
   fill(into.reported_mfu, from.reported_mfu);
   for (std::size_t p = 0; p < kPhaseCount; ++p) {
-    if (known(from.phase[p]) && (!known(into.phase[p]) || from.phase[p] > into.phase[p])) into.phase[p] = from.phase[p];
+    if (known(from.phase[p]) && (!known(into.phase[p]) || from.phase[p] > into.phase[p]))
+      into.phase[p] = from.phase[p];
   }
 }
 
@@ -36,10 +38,11 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   const std::size_t n_in = t.size();
   if (n_in == 0) {
     run.timing = TimingKind::kNone;
-    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), 0,
-                                         fmt::format("no per-iteration records found: this {} log carries no step "
-                                                     "timing mfu can use",
-                                                     run.format)});
+    run.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), 0,
+                   fmt::format("no per-iteration records found: this {} log carries no step "
+                               "timing mfu can use",
+                               run.format)});
     return;
   }
 
@@ -71,10 +74,11 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     t = std::move(merged);
   }
   if (duplicates > 0) {
-    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, run.inputs.empty() ? "" : run.inputs.front(), 0,
-                                         fmt::format("merged {} duplicate records of the same step (several ranks "
-                                                     "print each step); the slowest rank's time is kept",
-                                                     duplicates)});
+    run.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kInfo, run.inputs.empty() ? "" : run.inputs.front(), 0,
+                   fmt::format("merged {} duplicate records of the same step (several ranks "
+                               "print each step); the slowest rank's time is kept",
+                               duplicates)});
   }
   const std::size_t n = t.size();
 
@@ -126,7 +130,8 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
         if (dt > 0) it.time_s = dt / it.count;
       }
       prev_ts = it.timestamp_s;
-      if (it.count != before.count || !(it.time_s == before.time_s || (!known(it.time_s) && !known(before.time_s))))
+      if (it.count != before.count ||
+          !(it.time_s == before.time_s || (!known(it.time_s) && !known(before.time_s))))
         t.set(i, it);
     }
   }
@@ -134,7 +139,8 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   if (jumps > 0) {
     run.diagnostics.push_back(Diagnostic{
         Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), jump_line,
-        fmt::format("the step counter jumps {} time(s) (the largest from {} to {}): {} iteration(s) have no record "
+        fmt::format("the step counter jumps {} time(s) (the largest from {} to {}): {} "
+                    "iteration(s) have no record "
                     "and are left out of the totals",
                     jumps, jump_from, jump_to, absent)});
   }
@@ -142,10 +148,11 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   // 4. Restart events.
   constexpr std::size_t kNamedRestarts = 5;
   if (seg_start.size() > kNamedRestarts + 1) {
-    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), 0,
-                                         fmt::format("the step counter goes back {} times in all (restarts); the "
-                                                     "first {} are listed",
-                                                     seg_start.size() - 1, kNamedRestarts)});
+    run.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), 0,
+                   fmt::format("the step counter goes back {} times in all (restarts); the "
+                               "first {} are listed",
+                               seg_start.size() - 1, kNamedRestarts)});
   }
   for (std::size_t s = 1; s < seg_start.size(); ++s) {
     const Iteration before = t[seg_start[s] - 1];
@@ -161,11 +168,11 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     e.detail = fmt::format("step counter went back from {} to {}", before.step, after.step);
     // The first few restarts are named; the rest are counted (diagnostics stay bounded).
     if (s <= kNamedRestarts) {
-      run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning,
-                                           run.inputs.empty() ? "" : run.inputs.front(), after.line,
-                                           fmt::format("the step counter goes back from {} to {}: a restart, {} "
-                                                       "iteration(s) redone (counted as lost time)",
-                                                       before.step, after.step, e.steps_lost)});
+      run.diagnostics.push_back(Diagnostic{
+          Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), after.line,
+          fmt::format("the step counter goes back from {} to {}: a restart, {} "
+                      "iteration(s) redone (counted as lost time)",
+                      before.step, after.step, e.steps_lost)});
     }
     run.events.push_back(e);
   }
@@ -185,8 +192,14 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   std::size_t missing = seen.size();
   for (std::size_t i = 0; i < n && missing > 0; ++i) {
     const Iteration it = t[i];
-    const double scalars[kScalars] = {it.time_s,      it.timestamp_s, it.tokens, it.samples, it.loss, it.model_flops,
-                                      it.reported_flops_per_gpu, it.reported_mfu};
+    const double scalars[kScalars] = {it.time_s,
+                                      it.timestamp_s,
+                                      it.tokens,
+                                      it.samples,
+                                      it.loss,
+                                      it.model_flops,
+                                      it.reported_flops_per_gpu,
+                                      it.reported_mfu};
     for (std::size_t k = 0; k < seen.size(); ++k) {
       const double v = k < kScalars ? scalars[k] : it.phase[k - kScalars];
       if (!seen[k] && known(v)) {
@@ -196,12 +209,14 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     }
   }
   if (!seen[0]) run.timing = TimingKind::kNone;
-  static constexpr const char* kScalarNames[kScalars] = {"time",  "timestamp",   "tokens",          "samples",
-                                                         "loss",  "model_flops", "reported_tflops", "reported_mfu"};
+  static constexpr const char* kScalarNames[kScalars] = {
+      "time", "timestamp",   "tokens",          "samples",
+      "loss", "model_flops", "reported_tflops", "reported_mfu"};
   std::vector<std::string> fields;
   for (std::size_t k = 0; k < seen.size(); ++k) {
     if (!seen[k]) continue;
-    fields.emplace_back(k < kScalars ? kScalarNames[k] : phase_key(static_cast<Phase>(k - kScalars)));
+    fields.emplace_back(k < kScalars ? kScalarNames[k]
+                                     : phase_key(static_cast<Phase>(k - kScalars)));
   }
   run.fields = std::move(fields);
 }

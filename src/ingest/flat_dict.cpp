@@ -55,8 +55,10 @@ std::optional<std::vector<FlatValue>> parse_flat_dict(std::string_view s) {
           if (c == quote) quote = 0;
           continue;
         }
-        if (c == '\'' || c == '"') quote = c;
-        else if (c == '{' || c == '[' || c == '(') ++depth;
+        if (c == '\'' || c == '"')
+          quote = c;
+        else if (c == '{' || c == '[' || c == '(')
+          ++depth;
         else if (c == '}' || c == ']' || c == ')') {
           if (--depth == 0) {
             ++i;
@@ -70,9 +72,12 @@ std::optional<std::vector<FlatValue>> parse_flat_dict(std::string_view s) {
       while (i < s.size() && s[i] != ',' && s[i] != '}') ++i;
       v.text = std::string(trim(s.substr(start, i - start)));
     }
-    if (auto d = parse_double(v.text)) v.number = d;
-    else if (v.text == "True" || v.text == "true") v.number = 1.0;
-    else if (v.text == "False" || v.text == "false") v.number = 0.0;
+    if (auto d = parse_double(v.text))
+      v.number = d;
+    else if (v.text == "True" || v.text == "true")
+      v.number = 1.0;
+    else if (v.text == "False" || v.text == "false")
+      v.number = 0.0;
     out.push_back(std::move(v));
   }
   return out;

@@ -12,7 +12,7 @@ namespace mfu::detail {
 
 struct FlatValue {
   std::string key;
-  std::string text;          ///< the raw value without quotes
+  std::string text;              ///< the raw value without quotes
   std::optional<double> number;  ///< when the value (quoted or not) is a number
 };
 

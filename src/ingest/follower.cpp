@@ -61,7 +61,8 @@ struct LogFollower::State {
     const char* p = padded.data();
     const char* end = p + bytes.size();
     while (p < end) {
-      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      const char* nl =
+          static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
       if (!nl) break;
       std::string_view l(p, static_cast<std::size_t>(nl - p));
       if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
@@ -70,7 +71,8 @@ struct LogFollower::State {
       std::size_t from = 0;
       while (true) {
         const std::size_t cr = l.find('\r', from);
-        std::string_view seg = l.substr(from, cr == std::string_view::npos ? std::string_view::npos : cr - from);
+        std::string_view seg =
+            l.substr(from, cr == std::string_view::npos ? std::string_view::npos : cr - from);
         if (!seg.empty() || cr == std::string_view::npos) parser->line(seg, line);
         if (cr == std::string_view::npos) break;
         from = cr + 1;
@@ -82,7 +84,8 @@ struct LogFollower::State {
   }
 };
 
-LogFollower::LogFollower(std::string path, IngestOptions options) : state_(std::make_unique<State>()) {
+LogFollower::LogFollower(std::string path, IngestOptions options)
+    : state_(std::make_unique<State>()) {
   state_->path = std::move(path);
   state_->options = std::move(options);
   if (detail::plain_file_size(state_->path) == 0 && std::filesystem::exists(state_->path) &&
@@ -92,13 +95,17 @@ LogFollower::LogFollower(std::string path, IngestOptions options) : state_(std::
 
 LogFollower::~LogFollower() = default;
 
-std::uint64_t LogFollower::offset() const { return state_->offset; }
+std::uint64_t LogFollower::offset() const {
+  return state_->offset;
+}
 
 bool LogFollower::poll() {
   State& s = *state_;
   if (s.whole_file) return true;
   const int fd = ::open(s.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("cannot open '{}': {}", s.path, std::strerror(errno)), "check the path");
+  if (fd < 0)
+    throw Error(fmt::format("cannot open '{}': {}", s.path, std::strerror(errno)),
+                "check the path");
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -110,7 +117,8 @@ bool LogFollower::poll() {
   bool any = false;
   std::string buf(std::size_t{1} << 20, '\0');
   while (pos < size) {
-    const ssize_t got = ::pread(fd, buf.data(), std::min<std::uint64_t>(buf.size(), size - pos), static_cast<off_t>(pos));
+    const ssize_t got = ::pread(fd, buf.data(), std::min<std::uint64_t>(buf.size(), size - pos),
+                                static_cast<off_t>(pos));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     pos += static_cast<std::uint64_t>(got);
@@ -119,7 +127,8 @@ bool LogFollower::poll() {
     if (!s.spec) {
       // Detect the format once the first MiB (or a few complete lines at the end) is there.
       if (s.pending.size() < kHead && pos < size) continue;
-      const FormatGuess g = detect_format(s.pending.substr(0, kHead), std::filesystem::path(s.path).filename().string());
+      const FormatGuess g = detect_format(s.pending.substr(0, kHead),
+                                          std::filesystem::path(s.path).filename().string());
       if (g.name.empty()) {
         if (s.pending.size() < kHead) break;  // maybe later lines will say
         ::close(fd);
@@ -153,14 +162,18 @@ bool LogFollower::poll() {
 Run LogFollower::snapshot() const {
   const State& s = *state_;
   if (s.whole_file) return ingest({s.path}, s.options);
-  if (!s.spec) throw Error(fmt::format("'{}' has no line mfu recognises yet", s.path), "wait for the first iterations");
+  if (!s.spec)
+    throw Error(fmt::format("'{}' has no line mfu recognises yet", s.path),
+                "wait for the first iterations");
   Run copy = s.run;
   if (s.skipped_long > 0)
-    copy.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, s.path, 0,
-                                          fmt::format("skipped {} line(s) longer than 16 MiB", s.skipped_long)});
+    copy.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kWarning, s.path, 0,
+                   fmt::format("skipped {} line(s) longer than 16 MiB", s.skipped_long)});
   if (!s.pending.empty()) {
-    copy.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, s.path, s.line + 1,
-                                          "the last line is still being written; it is read when it ends"});
+    copy.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kInfo, s.path, s.line + 1,
+                   "the last line is still being written; it is read when it ends"});
   }
   detail::finalize_run(copy, s.spec->timing, s.spec->single_iteration_records);
   return copy;

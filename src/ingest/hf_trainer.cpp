@@ -38,9 +38,12 @@ std::optional<double> hms(std::string_view s) {
     s = trim(s);
     double m = 1;
     if (!s.empty()) {
-      if (s.front() == 'd') m = 86400;
-      else if (s.front() == 'h') m = 3600;
-      else if (s.front() == 'm') m = 60;
+      if (s.front() == 'd')
+        m = 86400;
+      else if (s.front() == 'h')
+        m = 3600;
+      else if (s.front() == 'm')
+        m = 60;
       s.remove_prefix(1);
     }
     total += *n * m;
@@ -63,8 +66,8 @@ class HfTrainerParser : public LineParser {
     }
     // Logging prefixes ("[INFO:swift] ...") may precede the dict.
     std::string_view d = t.substr(brace);
-    const bool looks = contains(d, "loss") || contains(d, "train_runtime") || contains(d, "eval_runtime") ||
-                       contains(d, "step_time");
+    const bool looks = contains(d, "loss") || contains(d, "train_runtime") ||
+                       contains(d, "eval_runtime") || contains(d, "step_time");
     if (!looks) {
       scanner_.scan(t, number, out_);
       return;
@@ -88,7 +91,9 @@ class HfTrainerParser : public LineParser {
     double steps = known(total_steps_) ? total_steps_ : max_step_;
     if (!(steps > 0) && known(steps_per_s_)) steps = std::round(steps_per_s_ * runtime_);
     if (!(steps > 0)) {
-      out_.warn(0, "train_runtime is printed but the number of steps is not; no step time can be derived");
+      out_.warn(
+          0,
+          "train_runtime is printed but the number of steps is not; no step time can be derived");
       return;
     }
     double eval_total = 0;
@@ -104,10 +109,10 @@ class HfTrainerParser : public LineParser {
     agg.loss = train_loss_;
     out_.run.iterations.clear();
     out_.add(agg);
-    out_.info(runtime_line_, fmt::format("the log has no per-step time: the run is read as one record of {} steps "
-                                         "averaged from train_runtime{}",
-                                         as_step(steps),
-                                         eval_total > 0 ? " minus the evaluation time" : ""));
+    out_.info(runtime_line_,
+              fmt::format("the log has no per-step time: the run is read as one record of {} steps "
+                          "averaged from train_runtime{}",
+                          as_step(steps), eval_total > 0 ? " minus the evaluation time" : ""));
   }
 
  private:
@@ -127,7 +132,8 @@ class HfTrainerParser : public LineParser {
       e.kind = EventKind::kEval;
       e.duration_s = *er;
       e.line = static_cast<std::uint32_t>(number);
-      e.step = as_step(num(d, "step").value_or(max_step_ > 0 ? static_cast<double>(max_step_) : 0.0));
+      e.step =
+          as_step(num(d, "step").value_or(max_step_ > 0 ? static_cast<double>(max_step_) : 0.0));
       e.detail = "evaluation";
       out_.add_event(std::move(e));
       return;
@@ -137,13 +143,17 @@ class HfTrainerParser : public LineParser {
     const double step = step_from(d);
     it.step = known(step) ? as_step(step) : ++implicit_step_;
     if (auto v = num(d, "loss")) it.loss = *v;
-    if (auto v = num(d, "step_time_ms")) it.time_s = *v / 1000.0;
-    else if (auto v2 = num(d, "step_time")) it.time_s = *v2;
-    else if (auto v3 = num(d, "step_time_s")) it.time_s = *v3;
+    if (auto v = num(d, "step_time_ms"))
+      it.time_s = *v / 1000.0;
+    else if (auto v2 = num(d, "step_time"))
+      it.time_s = *v2;
+    else if (auto v3 = num(d, "step_time_s"))
+      it.time_s = *v3;
     // ms-swift: train_speed(s/it) is elapsed / step since the start, so elapsed = speed * step.
     if (!known(it.time_s)) {
       double elapsed = kUnknown;
-      if (auto v = num(d, "train_speed(s/it)"); v && known(step)) elapsed = *v * step;
+      if (auto v = num(d, "train_speed(s/it)"); v && known(step))
+        elapsed = *v * step;
       else if (const FlatValue* e = find(d, "elapsed_time")) {
         if (auto s = hms(e->text)) elapsed = *s;
       }
@@ -158,7 +168,8 @@ class HfTrainerParser : public LineParser {
       }
     }
     if (known(it.time_s) && it.time_s <= 0) {
-      out_.malformed(number, fmt::format("step {}: step time {} is not positive; record skipped", it.step, it.time_s));
+      out_.malformed(number, fmt::format("step {}: step time {} is not positive; record skipped",
+                                         it.step, it.time_s));
       return;
     }
     if (auto v = num(d, "tokens_global_per_sec"); v && known(it.time_s)) it.tokens = *v * it.time_s;
@@ -219,26 +230,30 @@ double sniff(std::string_view head, std::string_view) {
     if ((contains(d, "'loss':") || contains(d, "\"loss\":")) &&
         (contains(d, "learning_rate") || contains(d, "epoch") || contains(d, "step"))) {
       score += 1;
-    } else if (contains(d, "train_runtime") || contains(d, "eval_runtime") || contains(d, "\"step_time_ms\"")) {
+    } else if (contains(d, "train_runtime") || contains(d, "eval_runtime") ||
+               contains(d, "\"step_time_ms\"")) {
       score += 1;
     }
   }
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<HfTrainerParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<HfTrainerParser>(out);
+}
 
 }  // namespace
 
 const FormatSpec& hf_trainer_format() {
-  static const FormatSpec spec{"hf-trainer",
-                               "Hugging Face Trainer dict lines ({'loss': ...}, train_runtime), ms-swift logging.jsonl",
-                               sniff,
-                               make,
-                               nullptr,
-                               nullptr,
-                               0,
-                               TimingKind::kAveraged};
+  static const FormatSpec spec{
+      "hf-trainer",
+      "Hugging Face Trainer dict lines ({'loss': ...}, train_runtime), ms-swift logging.jsonl",
+      sniff,
+      make,
+      nullptr,
+      nullptr,
+      0,
+      TimingKind::kAveraged};
   return spec;
 }
 

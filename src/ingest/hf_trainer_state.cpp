@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -38,8 +37,9 @@ void merge_sibling_results(nlohmann::json& j, const std::string& path, RunBuilde
   if (k == std::string::npos) return;
   const std::string prefix = name.substr(0, k);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  for (const fs::path& c : {dir / (prefix + "all_results.json"), dir / (prefix + "train_results.json"),
-                            dir.parent_path() / "all_results.json", dir.parent_path() / "train_results.json"}) {
+  for (const fs::path& c :
+       {dir / (prefix + "all_results.json"), dir / (prefix + "train_results.json"),
+        dir.parent_path() / "all_results.json", dir.parent_path() / "train_results.json"}) {
     std::error_code ec;
     if (c.empty() || !fs::is_regular_file(c, ec)) continue;
     std::ifstream in(c);
@@ -96,12 +96,15 @@ void parse(std::string_view text, RunBuilder& out) {
   if (known(max_steps)) out.meta("train_iters", max_steps, 1);
   if (auto bs = num(j, "train_batch_size"); known(bs)) out.meta("micro_batch", bs, 1);
   if (!known(runtime)) {
-    out.info(1, "no train_runtime in this file: pass all_results.json (or train_results.json) with it for timing");
+    out.info(1,
+             "no train_runtime in this file: pass all_results.json (or train_results.json) with it "
+             "for timing");
     return;
   }
   if (!known(steps) && known(steps_per_s)) steps = std::round(steps_per_s * runtime);
   if (!known(steps) || steps <= 0) {
-    out.warn(1, "train_runtime is given but the number of steps is not; no step time can be derived");
+    out.warn(1,
+             "train_runtime is given but the number of steps is not; no step time can be derived");
     return;
   }
   Iteration agg;
@@ -114,10 +117,14 @@ void parse(std::string_view text, RunBuilder& out) {
   agg.loss = known(last_loss) ? last_loss : num(j, "train_loss");
   out.add(agg);
   if (double er = num(j, "eval_runtime"); known(er) && evals == 0) {
-    out.info(1, fmt::format("eval_runtime {} s is one final evaluation pass, not counted in train_runtime", er));
+    out.info(
+        1, fmt::format(
+               "eval_runtime {} s is one final evaluation pass, not counted in train_runtime", er));
   }
-  out.info(1, fmt::format("no per-step times: the run is one record of {} steps averaged from train_runtime{}",
-                          agg.step, eval_total > 0 ? " minus the evaluation passes" : ""));
+  out.info(1,
+           fmt::format(
+               "no per-step times: the run is one record of {} steps averaged from train_runtime{}",
+               agg.step, eval_total > 0 ? " minus the evaluation passes" : ""));
 }
 
 double sniff(std::string_view head, std::string_view filename) {
@@ -127,7 +134,8 @@ double sniff(std::string_view head, std::string_view filename) {
   if (contains(head, "\"log_history\"")) score += 6;
   if (contains(head, "\"train_runtime\"")) score += 4;
   if (contains(head, "\"train_samples_per_second\"")) score += 2;
-  if (contains(filename, "trainer_state") || contains(filename, "all_results") || contains(filename, "train_results"))
+  if (contains(filename, "trainer_state") || contains(filename, "all_results") ||
+      contains(filename, "train_results"))
     score += 1;
   // A JSON Lines file with many records is the line format, not this document.
   std::size_t lines = 0;

@@ -1,20 +1,20 @@
 // The ingestion driver: expands paths, detects formats, runs one parser per file (files in
 // parallel), merges per-rank logs and restarted pieces, and attaches companion metadata files.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <future>
 #include <thread>
-#include <unistd.h>
 
 #include "ingest/chunked.hpp"
 #include "ingest/line_reader.hpp"
 #include "ingest/parser.hpp"
 #include "ingest/source.hpp"
 #include "mfu/error.hpp"
-#include "text.hpp"
 #include "mfu/trace.hpp"
+#include "text.hpp"
 #include "trace/trace_run.hpp"
 #include "trace/trace_timeline.hpp"
 
@@ -58,14 +58,18 @@ std::string format_list() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-const FormatSpec& choose_format(std::string_view head, const std::string& name, const std::string& forced) {
+const FormatSpec& choose_format(std::string_view head, const std::string& name,
+                                const std::string& forced) {
   if (!forced.empty()) {
     const FormatSpec* f = detail::find_format(forced);
-    if (!f) throw Error(fmt::format("unknown format '{}'", forced), fmt::format("known formats: {}", format_list()));
+    if (!f)
+      throw Error(fmt::format("unknown format '{}'", forced),
+                  fmt::format("known formats: {}", format_list()));
     return *f;
   }
   if (head.empty()) {
-    throw Error(fmt::format("'{}' is empty", name), "point mfu at a training log, or pipe one in with '-'");
+    throw Error(fmt::format("'{}' is empty", name),
+                "point mfu at a training log, or pipe one in with '-'");
   }
   if (looks_binary(head)) {
     throw Error(fmt::format("'{}' looks like binary data, not a training log", name),
@@ -74,8 +78,10 @@ const FormatSpec& choose_format(std::string_view head, const std::string& name, 
   const FormatGuess g = detect_format(head, fs::path(name).filename().string());
   if (g.name.empty()) {
     std::string nearest = g.runner_up.empty() ? "" : fmt::format("; nearest: {}", g.runner_up);
-    throw Error(fmt::format("cannot tell the format of '{}': no known record lines in its first MiB{}", name, nearest),
-                fmt::format("formats tried: {}; force one with --format NAME", format_list()));
+    throw Error(
+        fmt::format("cannot tell the format of '{}': no known record lines in its first MiB{}",
+                    name, nearest),
+        fmt::format("formats tried: {}; force one with --format NAME", format_list()));
   }
   return *detail::find_format(g.name);
 }
@@ -98,30 +104,40 @@ std::size_t native_looking_lines(std::string_view head) {
 
 /// A warning when the head also holds many records of another format (two logs written into
 /// one file): those lines are not read.
-std::string mixed_format_warning(std::string_view head, std::string_view filename, const FormatSpec& spec) {
+std::string mixed_format_warning(std::string_view head, std::string_view filename,
+                                 const FormatSpec& spec) {
   const FormatGuess g = detect_format(head, filename);
-  if (!g.runner_up.empty() && g.runner_up_score >= 3 && g.runner_up_score >= 0.2 * g.score && g.name == spec.name)
-    return fmt::format("the file also has lines of the {} format (evidence {} against {} for {}); they are not "
-                       "read: split the file, or force a format with --format",
-                       g.runner_up, g.runner_up_score, g.score, spec.name);
-  if (std::string_view(spec.name).rfind("native", 0) != 0 && std::string_view(spec.name) != "hf-trainer") {
+  if (!g.runner_up.empty() && g.runner_up_score >= 3 && g.runner_up_score >= 0.2 * g.score &&
+      g.name == spec.name)
+    return fmt::format(
+        "the file also has lines of the {} format (evidence {} against {} for {}); they are not "
+        "read: split the file, or force a format with --format",
+        g.runner_up, g.runner_up_score, g.score, spec.name);
+  if (std::string_view(spec.name).rfind("native", 0) != 0 &&
+      std::string_view(spec.name) != "hf-trainer") {
     if (const std::size_t n = native_looking_lines(head); n >= 3)
-      return fmt::format("{} lines in the first MiB look like mfu native records, but the file is read as {}; they "
-                         "are not read: split the file, or force --format native",
-                         n, spec.name);
+      return fmt::format(
+          "{} lines in the first MiB look like mfu native records, but the file is read as {}; "
+          "they "
+          "are not read: split the file, or force --format native",
+          n, spec.name);
   }
   return {};
 }
 
-Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name, const IngestOptions& opt) {
+Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name,
+                const IngestOptions& opt) {
   std::string head = read_head(*src, kSniffBytes);
   if (head.empty() && src->truncated())
-    throw Error(fmt::format("'{}' is a {} stream cut off before its first complete block: nothing can be read", name,
-                            src->encoding()),
-                "copy the file again once the job has closed it, or give the uncompressed log");
+    throw Error(
+        fmt::format(
+            "'{}' is a {} stream cut off before its first complete block: nothing can be read",
+            name, src->encoding()),
+        "copy the file again once the job has closed it, or give the uncompressed log");
   const FormatSpec& spec = choose_format(head, name, opt.format);
-  const std::string mixed = opt.format.empty() ? mixed_format_warning(head, fs::path(name).filename().string(), spec)
-                                               : std::string();
+  const std::string mixed =
+      opt.format.empty() ? mixed_format_warning(head, fs::path(name).filename().string(), spec)
+                         : std::string();
   if (opt.on_progress) opt.on_progress(fmt::format("reading {} as {}", name, spec.name));
   Run run;
   run.format = spec.name;
@@ -145,21 +161,25 @@ Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name, const 
     run.bytes_read = reader.bytes_read();
     if (reader.oversized_lines() > 0) {
       b.warn(reader.first_oversized_line(),
-             fmt::format("skipped {} line(s) longer than 16 MiB (the first is this one)", reader.oversized_lines()));
+             fmt::format("skipped {} line(s) longer than 16 MiB (the first is this one)",
+                         reader.oversized_lines()));
     }
     if (reader.unterminated_last_line()) {
       run.truncated = true;
       if (b.last_malformed_line == reader.line_number() && reader.line_number() > 0)
-        b.warn(reader.line_number(), "the file ends in the middle of this line: the job was cut off or is still "
-                                     "writing (mfu analyze --follow waits for it)");
+        b.warn(reader.line_number(),
+               "the file ends in the middle of this line: the job was cut off or is still "
+               "writing (mfu analyze --follow waits for it)");
     }
   }
   b.finish();
   if (whole->truncated()) {
     run.truncated = true;
-    b.warn(0, fmt::format("the {} stream ends before its end marker: the file is cut off, so the last records "
-                          "may be missing",
-                          whole->encoding()));
+    b.warn(0,
+           fmt::format(
+               "the {} stream ends before its end marker: the file is cut off, so the last records "
+               "may be missing",
+               whole->encoding()));
   }
   detail::finalize_run(run, spec.timing, spec.single_iteration_records);
   return run;
@@ -173,21 +193,23 @@ Run parse_path(const std::string& path, const IngestOptions& opt, unsigned threa
     const std::string head = read_head(*src, kSniffBytes);
     const FormatSpec& spec = choose_format(head, path, opt.format);
     if (spec.record_start) {
-      if (opt.on_progress) opt.on_progress(fmt::format("reading {} as {} in {} pieces", path, spec.name, threads));
+      if (opt.on_progress)
+        opt.on_progress(fmt::format("reading {} as {} in {} pieces", path, spec.name, threads));
       if (auto r = detail::parse_chunked(path, size, spec, opt, threads)) return std::move(*r);
     }
   }
   return parse_input(detail::open_source(path), path, opt);
 }
 
-std::vector<std::string> expand(const std::vector<std::string>& paths, std::vector<Diagnostic>& skipped) {
+std::vector<std::string> expand(const std::vector<std::string>& paths,
+                                std::vector<Diagnostic>& skipped) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
     std::error_code ec;
     if (p != "-" && fs::is_directory(p, ec)) {
       std::vector<std::string> files;
-      for (fs::directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-           it.increment(ec)) {
+      for (fs::directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+           !ec && it != end; it.increment(ec)) {
         const auto& entry = *it;
         const std::string fname = entry.path().filename().string();
         if (fname.empty() || fname[0] == '.') continue;
@@ -195,9 +217,10 @@ std::vector<std::string> expand(const std::vector<std::string>& paths, std::vect
         if (entry.is_directory(e2)) continue;  // one level: sub-directories are other runs
         if (!entry.is_regular_file(e2)) {
           // Broken links, pipes and sockets: reading them could fail or block forever.
-          skipped.push_back(Diagnostic{Diagnostic::Severity::kWarning, entry.path().string(), 0,
-                                       entry.is_symlink(e2) ? "skipped: a link to nothing"
-                                                            : "skipped: not a regular file (a pipe, socket or device)"});
+          skipped.push_back(Diagnostic{
+              Diagnostic::Severity::kWarning, entry.path().string(), 0,
+              entry.is_symlink(e2) ? "skipped: a link to nothing"
+                                   : "skipped: not a regular file (a pipe, socket or device)"});
           continue;
         }
         if (::access(entry.path().c_str(), R_OK) != 0) {
@@ -239,7 +262,8 @@ std::vector<std::string> companions(const std::string& path) {
   if (stem.find("golden_values") != std::string::npos) {
     const std::size_t k = stem.find("golden_values");
     const std::string prefix = stem.substr(0, k);
-    for (const std::string& candidate : {prefix + "model_config.yaml", std::string("model_config.yaml")}) {
+    for (const std::string& candidate :
+         {prefix + "model_config.yaml", std::string("model_config.yaml")}) {
       const fs::path c = dir / candidate;
       if (fs::is_regular_file(c, ec)) {
         out.push_back(c.string());
@@ -275,7 +299,8 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
                 "pass the log itself (with its system.json or model_config.yaml next to it)");
   }
   Run out;
-  const bool all_traces = std::all_of(logs.begin(), logs.end(), [](const Run& r) { return r.trace != nullptr; });
+  const bool all_traces =
+      std::all_of(logs.begin(), logs.end(), [](const Run& r) { return r.trace != nullptr; });
   if (logs.size() == 1) {
     out = std::move(logs.front());
   } else if (all_traces) {
@@ -287,19 +312,23 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
       out.meta.fill_from(r.meta);
       for (auto& d : r.diagnostics) {
         if (d.severity == Diagnostic::Severity::kWarning && !d.file.empty()) continue;
-        if (out.diagnostics.size() < opt.max_diagnostics) out.diagnostics.push_back(std::move(d));
-        else ++out.suppressed_diagnostics;
+        if (out.diagnostics.size() < opt.max_diagnostics)
+          out.diagnostics.push_back(std::move(d));
+        else
+          ++out.suppressed_diagnostics;
       }
       out.bytes_read += r.bytes_read;
     }
     out.format = "kineto";
     out.meta.erase("rank");
-    detail::fill_run_from_trace(out, std::make_shared<TraceSummary>(detail::combine_ranks(std::move(ranks))));
+    detail::fill_run_from_trace(
+        out, std::make_shared<TraceSummary>(detail::combine_ranks(std::move(ranks))));
     detail::finalize_run(out, TimingKind::kPerIteration);
   } else {
     // Per-rank logs of one run overlap in steps; pieces of a restarted job follow each other.
     bool per_rank = true;
-    for (std::size_t i = 1; i < logs.size(); ++i) per_rank = per_rank && steps_overlap(logs[0], logs[i]);
+    for (std::size_t i = 1; i < logs.size(); ++i)
+      per_rank = per_rank && steps_overlap(logs[0], logs[i]);
     if (!per_rank) {
       std::stable_sort(logs.begin(), logs.end(),
                        [](const Run& a, const Run& b) { return start_key(a) < start_key(b); });
@@ -309,15 +338,17 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
     for (std::size_t f = 0; f < logs.size(); ++f) {
       Run& r = logs[f];
       if (r.format != out.format) {
-        out.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, r.inputs.front(), 0,
-                                             fmt::format("format {} differs from {} of the first input", r.format,
-                                                         out.format)});
+        out.diagnostics.push_back(Diagnostic{
+            Diagnostic::Severity::kWarning, r.inputs.front(), 0,
+            fmt::format("format {} differs from {} of the first input", r.format, out.format)});
       }
       out.inputs.push_back(r.inputs.front());
       out.meta.fill_from(r.meta);
       for (auto& d : r.diagnostics) {
-        if (out.diagnostics.size() < opt.max_diagnostics) out.diagnostics.push_back(std::move(d));
-        else ++out.suppressed_diagnostics;
+        if (out.diagnostics.size() < opt.max_diagnostics)
+          out.diagnostics.push_back(std::move(d));
+        else
+          ++out.suppressed_diagnostics;
       }
       out.suppressed_diagnostics += r.suppressed_diagnostics;
       out.malformed_lines += r.malformed_lines;
@@ -325,12 +356,16 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
       out.bytes_read += r.bytes_read;
       out.truncated = out.truncated || r.truncated;
       for (auto rk : r.ranks)
-        if (std::find(out.ranks.begin(), out.ranks.end(), rk) == out.ranks.end()) out.ranks.push_back(rk);
+        if (std::find(out.ranks.begin(), out.ranks.end(), rk) == out.ranks.end())
+          out.ranks.push_back(rk);
       for (const auto& fl : r.fields)
-        if (std::find(out.fields.begin(), out.fields.end(), fl) == out.fields.end()) out.fields.push_back(fl);
-      if (known(r.first_timestamp_s) && (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
+        if (std::find(out.fields.begin(), out.fields.end(), fl) == out.fields.end())
+          out.fields.push_back(fl);
+      if (known(r.first_timestamp_s) &&
+          (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
         out.first_timestamp_s = r.first_timestamp_s;
-      if (known(r.last_timestamp_s) && (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
+      if (known(r.last_timestamp_s) &&
+          (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
         out.last_timestamp_s = r.last_timestamp_s;
       for (auto e : r.events) {
         if (!per_rank || f == 0) {
@@ -358,16 +393,18 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
           bool same_records = a.iterations.size() == b.iterations.size() && !a.iterations.empty();
           for (std::size_t i = 0; same_records && i < a.iterations.size(); ++i) {
             const Iteration p = a.iterations[i], q = b.iterations[i];
-            same_records = p.step == q.step && (p.time_s == q.time_s || (!known(p.time_s) && !known(q.time_s)));
+            same_records = p.step == q.step &&
+                           (p.time_s == q.time_s || (!known(p.time_s) && !known(q.time_s)));
           }
           if (!both.empty() || same_records) {
             ++twice;
             out.diagnostics.push_back(Diagnostic{
                 Diagnostic::Severity::kWarning, b.inputs.front(), 0,
-                !both.empty() ? fmt::format("holds rank {} as {} does: the same rank twice is counted once",
-                                            both.front(), a.inputs.front())
-                              : fmt::format("has the same records as {}: the same rank twice is counted once",
-                                            a.inputs.front())});
+                !both.empty()
+                    ? fmt::format("holds rank {} as {} does: the same rank twice is counted once",
+                                  both.front(), a.inputs.front())
+                    : fmt::format("has the same records as {}: the same rank twice is counted once",
+                                  a.inputs.front())});
           }
         }
       }
@@ -375,23 +412,26 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
       std::vector<Iteration> all;
       all.reserve(out.iterations.size());
       for (std::size_t i = 0; i < out.iterations.size(); ++i) all.push_back(out.iterations[i]);
-      std::stable_sort(all.begin(), all.end(), [](const Iteration& a, const Iteration& b) { return a.step < b.step; });
+      std::stable_sort(all.begin(), all.end(),
+                       [](const Iteration& a, const Iteration& b) { return a.step < b.step; });
       out.iterations.clear();
       for (const auto& it : all) out.iterations.push_back(it);
-      out.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, "", 0,
-                                           fmt::format("{} inputs cover the same steps: read as one log per rank",
-                                                       logs.size())});
+      out.diagnostics.push_back(Diagnostic{
+          Diagnostic::Severity::kInfo, "", 0,
+          fmt::format("{} inputs cover the same steps: read as one log per rank", logs.size())});
     } else {
-      out.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, "", 0,
-                                           fmt::format("{} inputs read as consecutive pieces of one job, ordered by "
-                                                       "their timestamps and steps",
-                                                       logs.size())});
+      out.diagnostics.push_back(
+          Diagnostic{Diagnostic::Severity::kInfo, "", 0,
+                     fmt::format("{} inputs read as consecutive pieces of one job, ordered by "
+                                 "their timestamps and steps",
+                                 logs.size())});
     }
     out.events.erase(std::remove_if(out.events.begin(), out.events.end(),
                                     [](const Event& e) { return e.kind == EventKind::kRestart; }),
                      out.events.end());
     const FormatSpec* spec = detail::find_format(out.format);
-    detail::finalize_run(out, spec ? spec->timing : TimingKind::kPerIteration, spec && spec->single_iteration_records);
+    detail::finalize_run(out, spec ? spec->timing : TimingKind::kPerIteration,
+                         spec && spec->single_iteration_records);
   }
   for (auto& m : metas) {
     // Metadata files describe the hardware and model; they never override the log itself.
@@ -405,7 +445,8 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
 }  // namespace
 
 Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) {
-  if (paths.empty()) throw Error("no input given", "pass a log file, a directory, or '-' for stdin");
+  if (paths.empty())
+    throw Error("no input given", "pass a log file, a directory, or '-' for stdin");
   std::vector<Diagnostic> skipped;
   std::vector<std::string> files = expand(paths, skipped);
   if (files.size() == 1) {
@@ -414,7 +455,8 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
   if (files.size() > 65000) throw Error("too many input files (more than 65000)");
   std::vector<Run> runs(files.size());
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = std::max(1u, std::min<unsigned>(options.threads ? options.threads : hw, 8));
+  const unsigned threads =
+      std::max(1u, std::min<unsigned>(options.threads ? options.threads : hw, 8));
   if (files.size() == 1 || threads == 1) {
     for (std::size_t i = 0; i < files.size(); ++i) runs[i] = parse_path(files[i], options, threads);
   } else {
@@ -423,8 +465,9 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
       std::vector<std::future<Run>> batch;
       for (unsigned k = 0; k < threads && next < files.size(); ++k, ++next) {
         const std::string f = files[next];
-        batch.push_back(std::async(std::launch::async,
-                                   [f, &options] { return parse_input(detail::open_source(f), f, options); }));
+        batch.push_back(std::async(std::launch::async, [f, &options] {
+          return parse_input(detail::open_source(f), f, options);
+        }));
       }
       std::size_t base = next - batch.size();
       for (std::size_t k = 0; k < batch.size(); ++k) runs[base + k] = batch[k].get();
@@ -470,7 +513,8 @@ FormatGuess detect_format(std::string_view head, std::string_view filename) {
 const std::vector<FormatInfo>& known_formats() {
   static const std::vector<FormatInfo> list = [] {
     std::vector<FormatInfo> v;
-    for (const auto* f : detail::format_registry()) v.push_back(FormatInfo{f->name, f->description});
+    for (const auto* f : detail::format_registry())
+      v.push_back(FormatInfo{f->name, f->description});
     return v;
   }();
   return list;
@@ -483,10 +527,11 @@ namespace mfu::detail {
 const std::vector<const FormatSpec*>& format_registry() {
   // Order breaks ties: specific formats before generic ones.
   static const std::vector<const FormatSpec*> registry = {
-      &kineto_format(),         &mlperf_format(),      &megatron_golden_format(), &hf_trainer_state_format(),
-      &metadata_format(),       &native_jsonl_format(), &native_csv_format(),     &lightning_csv_format(),
-      &torchtitan_format(),     &maxtext_format(),     &deepspeed_format(),       &megatron_format(),
-      &nanogpt_format(),        &hf_trainer_format()};
+      &kineto_format(),           &mlperf_format(),        &megatron_golden_format(),
+      &hf_trainer_state_format(), &metadata_format(),      &native_jsonl_format(),
+      &native_csv_format(),       &lightning_csv_format(), &torchtitan_format(),
+      &maxtext_format(),          &deepspeed_format(),     &megatron_format(),
+      &nanogpt_format(),          &hf_trainer_format()};
   return registry;
 }
 

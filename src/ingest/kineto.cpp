@@ -1,7 +1,8 @@
 // PyTorch profiler / Kineto Chrome-trace JSON (torch.profiler export_chrome_trace, HTA inputs):
 //   {"schemaVersion": 1, "deviceProperties": [...], "traceEvents": [{"ph": "X", "cat": "kernel",
-//    "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)", "pid": 0, "tid": 7, "ts": 4458677009853.422,
-//    "dur": 2636.669, "args": {"correlation": 60047, ...}}, ...], "distributedInfo": {...}}
+//    "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)", "pid": 0, "tid": 7, "ts":
+//    4458677009853.422, "dur": 2636.669, "args": {"correlation": 60047, ...}}, ...],
+//    "distributedInfo": {...}}
 // The reader and the device accounting live in src/trace/.
 #include <memory>
 
@@ -35,10 +36,11 @@ void parse(ByteSource& source, RunBuilder& out) {
 }  // namespace
 
 const FormatSpec& kineto_format() {
-  static const FormatSpec spec{"kineto", "PyTorch profiler (Kineto) Chrome-trace JSON, .json or .json.gz",
-                               sniff,    nullptr,
-                               nullptr,  parse,
-                               0,        TimingKind::kPerIteration};
+  static const FormatSpec spec{
+      "kineto", "PyTorch profiler (Kineto) Chrome-trace JSON, .json or .json.gz",
+      sniff,    nullptr,
+      nullptr,  parse,
+      0,        TimingKind::kPerIteration};
   return spec;
 }
 

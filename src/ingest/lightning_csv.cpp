@@ -25,14 +25,22 @@ class LightningCsvParser : public LineParser {
       for (auto& f : fields) header_.push_back(std::string(trim(f)));
       for (std::size_t i = 0; i < header_.size(); ++i) {
         const std::string& h = header_[i];
-        if (h == "step") col_step_ = static_cast<int>(i);
-        else if (h == "epoch") col_epoch_ = static_cast<int>(i);
-        else if (h == "time") col_time_ = static_cast<int>(i);
-        else if (h == "samples") col_samples_ = static_cast<int>(i);
-        else if (h == "lengths") col_lengths_ = static_cast<int>(i);
-        else if (h == "batches") col_batches_ = static_cast<int>(i);
-        else if (h == "device/mfu") col_mfu_ = static_cast<int>(i);
-        else if (h == "device/flops_per_sec") col_flops_ = static_cast<int>(i);
+        if (h == "step")
+          col_step_ = static_cast<int>(i);
+        else if (h == "epoch")
+          col_epoch_ = static_cast<int>(i);
+        else if (h == "time")
+          col_time_ = static_cast<int>(i);
+        else if (h == "samples")
+          col_samples_ = static_cast<int>(i);
+        else if (h == "lengths")
+          col_lengths_ = static_cast<int>(i);
+        else if (h == "batches")
+          col_batches_ = static_cast<int>(i);
+        else if (h == "device/mfu")
+          col_mfu_ = static_cast<int>(i);
+        else if (h == "device/flops_per_sec")
+          col_flops_ = static_cast<int>(i);
         else if (h == "train_loss" || h == "train_loss_step" || h == "loss" || h == "train/loss")
           col_loss_ = col_loss_ < 0 ? static_cast<int>(i) : col_loss_;
       }
@@ -40,7 +48,8 @@ class LightningCsvParser : public LineParser {
       return;
     }
     if (fields.size() != header_.size()) {
-      out_.malformed(number, fmt::format("row has {} fields, the header has {}", fields.size(), header_.size()));
+      out_.malformed(number, fmt::format("row has {} fields, the header has {}", fields.size(),
+                                         header_.size()));
       return;
     }
     auto get = [&](int col) -> double {
@@ -66,7 +75,8 @@ class LightningCsvParser : public LineParser {
 
   void finish() override {
     // ThroughputMonitor's time/samples/lengths are cumulative: differences give each interval.
-    double prev_time = kUnknown, prev_samples = kUnknown, prev_len = kUnknown, prev_batches = kUnknown;
+    double prev_time = kUnknown, prev_samples = kUnknown, prev_len = kUnknown,
+           prev_batches = kUnknown;
     std::int64_t prev_step = -1;
     for (const auto& [step, r] : rows_) {
       Iteration it;
@@ -93,20 +103,21 @@ class LightningCsvParser : public LineParser {
       }
       if (known(r.time) || known(r.loss) || known(r.mfu)) out_.add(it);
     }
-    if (col_time_ < 0) out_.info(0, "metrics.csv has no ThroughputMonitor 'time' column: no step times");
+    if (col_time_ < 0)
+      out_.info(0, "metrics.csv has no ThroughputMonitor 'time' column: no step times");
   }
 
  private:
   struct Row {
     std::uint64_t line = 0;
-    double time = kUnknown, samples = kUnknown, lengths = kUnknown, batches = kUnknown, mfu = kUnknown,
-           flops = kUnknown, loss = kUnknown;
+    double time = kUnknown, samples = kUnknown, lengths = kUnknown, batches = kUnknown,
+           mfu = kUnknown, flops = kUnknown, loss = kUnknown;
   };
   RunBuilder& out_;
   std::vector<std::string> header_;
   std::map<std::int64_t, Row> rows_;
-  int col_step_ = -1, col_epoch_ = -1, col_time_ = -1, col_samples_ = -1, col_lengths_ = -1, col_batches_ = -1,
-      col_mfu_ = -1, col_flops_ = -1, col_loss_ = -1;
+  int col_step_ = -1, col_epoch_ = -1, col_time_ = -1, col_samples_ = -1, col_lengths_ = -1,
+      col_batches_ = -1, col_mfu_ = -1, col_flops_ = -1, col_loss_ = -1;
 };
 
 double sniff(std::string_view head, std::string_view filename) {
@@ -128,19 +139,22 @@ double sniff(std::string_view head, std::string_view filename) {
   return score >= 2 ? score : 0;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<LightningCsvParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<LightningCsvParser>(out);
+}
 
 }  // namespace
 
 const FormatSpec& lightning_csv_format() {
-  static const FormatSpec spec{"lightning-csv",
-                               "PyTorch Lightning CSVLogger metrics.csv (with ThroughputMonitor columns when present)",
-                               sniff,
-                               make,
-                               nullptr,
-                               nullptr,
-                               0,
-                               TimingKind::kAveraged};
+  static const FormatSpec spec{
+      "lightning-csv",
+      "PyTorch Lightning CSVLogger metrics.csv (with ThroughputMonitor columns when present)",
+      sniff,
+      make,
+      nullptr,
+      nullptr,
+      0,
+      TimingKind::kAveraged};
   return spec;
 }
 

@@ -9,10 +9,13 @@ namespace {
 constexpr std::size_t kBlock = std::size_t{4} << 20;
 }
 
-LineReader::LineReader(ByteSource& source, std::size_t max_line) : src_(source), max_line_(max_line) {
+LineReader::LineReader(ByteSource& source, std::size_t max_line)
+    : src_(source), max_line_(max_line) {
   // Small inputs get a small buffer; it grows (doubling) up to kBlock, or beyond for a long line.
   const std::uint64_t hint = source.size_hint();
-  const std::size_t first = hint > 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, hint + 1)) : std::size_t{64} << 10;
+  const std::size_t first =
+      hint > 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, hint + 1))
+               : std::size_t{64} << 10;
   buf_.resize(std::max<std::size_t>(first, 4096) + kLinePadding);
 }
 

@@ -29,7 +29,9 @@ class MaxTextParser : public LineParser {
           std::string_view rest = text.substr(text.find("params=") + 7);
           (void)take_number(rest);
           rest = trim(rest);
-          const double m = starts_with(rest, "billion") ? 1e9 : starts_with(rest, "million") ? 1e6 : 1.0;
+          const double m = starts_with(rest, "billion")   ? 1e9
+                           : starts_with(rest, "million") ? 1e6
+                                                          : 1.0;
           out_.meta("framework_params", *v * m, number, false);
         }
       }
@@ -79,7 +81,8 @@ class MaxTextParser : public LineParser {
           best = d;
           n = c;
         }
-      out_.run.meta.set("gpus", best, "inferred: total_weights / (Tokens/s/device x seconds)", false);
+      out_.run.meta.set("gpus", best, "inferred: total_weights / (Tokens/s/device x seconds)",
+                        false);
     }
   }
 
@@ -100,15 +103,18 @@ double sniff(std::string_view head, std::string_view) {
   return n * 3.0;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<MaxTextParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<MaxTextParser>(out);
+}
 
 }  // namespace
 
 const FormatSpec& maxtext_format() {
-  static const FormatSpec spec{"maxtext", "MaxText 'completed step: N, seconds: X, TFLOP/s/device: ...' lines", sniff,
-                               make,      nullptr,
-                               nullptr,   0,
-                               TimingKind::kPerIteration};
+  static const FormatSpec spec{
+      "maxtext", "MaxText 'completed step: N, seconds: X, TFLOP/s/device: ...' lines",
+      sniff,     make,
+      nullptr,   nullptr,
+      0,         TimingKind::kPerIteration};
   return spec;
 }
 

@@ -58,7 +58,8 @@ class MegatronParser : public LineParser {
       end_timer_block(number);
     }
     const char first = text.front();
-    if ((first == '[' || (first >= '0' && first <= '9')) && text.size() > 20) out_.timestamp(find_timestamp(text));
+    if ((first == '[' || (first >= '0' && first <= '9')) && text.size() > 20)
+      out_.timestamp(find_timestamp(text));
     if (const std::size_t p = text.find("time (ms) |"); p != std::string_view::npos) {
       single_line_timers(text.substr(p + 11), number);
       return;
@@ -86,15 +87,17 @@ class MegatronParser : public LineParser {
   void on_iteration(const MegatronIterationLine& l, std::uint64_t number, std::string_view text) {
     if (in_minmax_) end_timer_block(number);
     if (l.bad_number || !known(l.time_s) || l.time_s <= 0 || !std::isfinite(l.time_s)) {
-      out_.malformed(number, fmt::format("iteration {}: cannot read 'elapsed time per iteration' (expected "
-                                         "milliseconds > 0); record skipped",
-                                         l.iteration));
+      out_.malformed(number,
+                     fmt::format("iteration {}: cannot read 'elapsed time per iteration' (expected "
+                                 "milliseconds > 0); record skipped",
+                                 l.iteration));
       return;
     }
     Iteration it = maker_.make(l, number);
     it.rank = find_rank(text);
     out_.saw_rank(it.rank);
-    if (l.train_iters > 0) out_.meta("train_iters", static_cast<double>(l.train_iters), number, false);
+    if (l.train_iters > 0)
+      out_.meta("train_iters", static_cast<double>(l.train_iters), number, false);
     if (known(l.global_batch)) out_.meta("global_batch", l.global_batch, number, false);
     if (known(l.actual_seq_len)) out_.meta("seq_len", l.actual_seq_len, number, false);
     if (l.reporter) out_.meta("framework_flops_by", l.reporter, number, false);
@@ -177,14 +180,19 @@ class MegatronParser : public LineParser {
 
   void other_line(std::string_view text, std::uint64_t number) {
     if (contains(text, "using world size:")) {
-      // "using world size: 8, data-parallel size: 8, context-parallel size: 1, tensor-model-parallel
+      // "using world size: 8, data-parallel size: 8, context-parallel size: 1,
+      // tensor-model-parallel
       //  size: 1, pipeline-model-parallel size: 1"
       if (auto v = number_after(text, "using world size:")) out_.meta("gpus", *v, number, true);
-      if (auto v = number_after(text, "data-parallel size:")) out_.meta("dp", *v, number, true);
-      else if (auto v2 = number_after(text, "data-parallel-size:")) out_.meta("dp", *v2, number, true);
+      if (auto v = number_after(text, "data-parallel size:"))
+        out_.meta("dp", *v, number, true);
+      else if (auto v2 = number_after(text, "data-parallel-size:"))
+        out_.meta("dp", *v2, number, true);
       if (auto v = number_after(text, "context-parallel size:")) out_.meta("cp", *v, number, true);
-      if (auto v = number_after(text, "tensor-model-parallel size:")) out_.meta("tp", *v, number, true);
-      if (auto v = number_after(text, "pipeline-model-parallel size:")) out_.meta("pp", *v, number, true);
+      if (auto v = number_after(text, "tensor-model-parallel size:"))
+        out_.meta("tp", *v, number, true);
+      if (auto v = number_after(text, "pipeline-model-parallel size:"))
+        out_.meta("pp", *v, number, true);
       return;
     }
     if (contains(text, "> padded vocab")) {
@@ -211,7 +219,8 @@ class MegatronParser : public LineParser {
       }
       return;
     }
-    if (contains(text, "validation loss at iteration") || contains(text, "validation loss at the end")) {
+    if (contains(text, "validation loss at iteration") ||
+        contains(text, "validation loss at the end")) {
       Event e;
       e.kind = EventKind::kEval;
       e.line = static_cast<std::uint32_t>(number);
@@ -221,7 +230,8 @@ class MegatronParser : public LineParser {
       out_.add_event(std::move(e));
       return;
     }
-    if (contains(text, "successfully loaded checkpoint") || contains(text, "loading checkpoint from")) {
+    if (contains(text, "successfully loaded checkpoint") ||
+        contains(text, "loading checkpoint from")) {
       if (contains(text, "successfully")) {
         Event e;
         e.kind = EventKind::kCheckpointLoad;
@@ -233,7 +243,8 @@ class MegatronParser : public LineParser {
       }
       return;
     }
-    if ((contains(text, "pretrain_") || contains(text, "--num-layers") || contains(text, "--hidden-size")) &&
+    if ((contains(text, "pretrain_") || contains(text, "--num-layers") ||
+         contains(text, "--hidden-size")) &&
         contains(text, "--")) {
       apply_megatron_command_line(text, number, out_);
       return;
@@ -246,9 +257,12 @@ class MegatronParser : public LineParser {
         const std::string_view k = t.substr(0, eq);
         auto v = parse_double(t.substr(eq + 1));
         if (v) {
-          if (k == "GPUS_PER_NODE") out_.meta("gpus_per_node", *v, number, false);
-          else if (k == "NNODES") out_.meta("nodes", *v, number, false);
-          else if (k == "WORLD_SIZE") out_.meta("gpus", *v, number, false);
+          if (k == "GPUS_PER_NODE")
+            out_.meta("gpus_per_node", *v, number, false);
+          else if (k == "NNODES")
+            out_.meta("nodes", *v, number, false);
+          else if (k == "WORLD_SIZE")
+            out_.meta("gpus", *v, number, false);
         }
       }
       return;
@@ -282,12 +296,16 @@ double sniff(std::string_view head, std::string_view) {
   score += iter_lines * 2.0;
   if (contains(head, "------------------------ arguments ------------------------")) score += 5;
   if (contains(head, "(min, max) time across ranks (ms)")) score += 2;
-  if (contains(head, "time (ms) | forward-compute") || contains(head, "time (ms) | forward-backward")) score += 2;
+  if (contains(head, "time (ms) | forward-compute") ||
+      contains(head, "time (ms) | forward-backward"))
+    score += 2;
   if (score == 0 && (contains(head, "pretrain_gpt") || contains(head, "megatron"))) score = 0.5;
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<MegatronParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<MegatronParser>(out);
+}
 
 /// An iteration line closes the timer block before it, and the parser's state (the previous
 /// iteration and consumed samples) is rebuilt by replaying the iteration line before a cut.
@@ -299,15 +317,16 @@ bool record_start(std::string_view line) {
 }  // namespace
 
 const FormatSpec& megatron_format() {
-  static const FormatSpec spec{"megatron",
-                               "Megatron-LM / Megatron-DeepSpeed / NeMo text logs (iteration lines, arguments, timers)",
-                               sniff,
-                               make,
-                               nullptr,
-                               nullptr,
-                               0,
-                               TimingKind::kAveraged,
-                               record_start};
+  static const FormatSpec spec{
+      "megatron",
+      "Megatron-LM / Megatron-DeepSpeed / NeMo text logs (iteration lines, arguments, timers)",
+      sniff,
+      make,
+      nullptr,
+      nullptr,
+      0,
+      TimingKind::kAveraged,
+      record_start};
   return spec;
 }
 

@@ -21,7 +21,9 @@ std::int64_t take_int(std::string_view& s) {
 }
 
 /// Case-sensitive prefix check on a trimmed key.
-bool key_is(std::string_view key, std::string_view want) { return key == want; }
+bool key_is(std::string_view key, std::string_view want) {
+  return key == want;
+}
 
 double value_number(std::string_view v) {
   std::string_view s = v;
@@ -100,10 +102,17 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out)
             double m = 1;
             if (!s.empty()) {
               switch (s.front()) {
-                case 'T': m = 1e12; break;
-                case 'G': m = 1e9; break;
-                case 'P': m = 1e15; break;
-                default: break;
+                case 'T':
+                  m = 1e12;
+                  break;
+                case 'G':
+                  m = 1e9;
+                  break;
+                case 'P':
+                  m = 1e15;
+                  break;
+                default:
+                  break;
               }
             }
             out.reported_flops_per_gpu = *d * m;
@@ -114,19 +123,22 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out)
         }
         break;
       case 'c':
-        if (key_is(key, "consumed samples")) out.consumed_samples = value_number(val);
-        else if (key_is(key, "consumed tokens")) out.consumed_tokens = value_number(val);
+        if (key_is(key, "consumed samples"))
+          out.consumed_samples = value_number(val);
+        else if (key_is(key, "consumed tokens"))
+          out.consumed_tokens = value_number(val);
         break;
       case 'g':
         if (key_is(key, "global batch size")) out.global_batch = value_number(val);
         break;
       case 's':
-        if (key_is(key, "samples per second") || key_is(key, "samples/sec")) out.samples_per_s = value_number(val);
+        if (key_is(key, "samples per second") || key_is(key, "samples/sec"))
+          out.samples_per_s = value_number(val);
         break;
       case 'n':
         if (key_is(key, "number of skipped iterations")) {
           const double v = value_number(val);
-          if (known(v) && v > 0) out.skipped = static_cast<std::uint32_t>(v);
+          out.skipped = static_cast<std::uint32_t>(as_count(v, 1 << 30));
         }
         break;
       default:
@@ -150,12 +162,14 @@ Iteration MegatronRecordMaker::make(const MegatronIterationLine& l, std::uint64_
   const bool continues = prev_iteration_ >= 0 && l.iteration > prev_iteration_;
   const double span = continues ? static_cast<double>(l.iteration - prev_iteration_) : kUnknown;
   // Samples per iteration: the consumed-samples counter, else the printed global batch.
-  if (known(l.consumed_samples) && known(prev_samples_) && continues && l.consumed_samples >= prev_samples_) {
+  if (known(l.consumed_samples) && known(prev_samples_) && continues &&
+      l.consumed_samples >= prev_samples_) {
     it.samples = (l.consumed_samples - prev_samples_) / span;
   } else if (known(l.global_batch)) {
     it.samples = l.global_batch;
   }
-  if (known(l.consumed_tokens) && known(prev_tokens_) && continues && l.consumed_tokens >= prev_tokens_) {
+  if (known(l.consumed_tokens) && known(prev_tokens_) && continues &&
+      l.consumed_tokens >= prev_tokens_) {
     it.tokens = (l.consumed_tokens - prev_tokens_) / span;
   } else if (known(l.actual_seq_len) && known(it.samples)) {
     it.tokens = l.actual_seq_len * it.samples;
@@ -181,7 +195,9 @@ std::optional<double> as_count(std::string_view v) {
     // "num_experts [1]" in Megatron-DeepSpeed: take the largest entry.
     double best = 0;
     bool any = false;
-    for (auto part : split(v.substr(1, v.find(']') == std::string_view::npos ? v.size() - 1 : v.find(']') - 1), ',')) {
+    for (auto part :
+         split(v.substr(1, v.find(']') == std::string_view::npos ? v.size() - 1 : v.find(']') - 1),
+               ',')) {
       if (auto d = parse_double(part)) {
         best = std::max(best, *d);
         any = true;
@@ -196,8 +212,8 @@ std::optional<double> as_count(std::string_view v) {
 
 }  // namespace
 
-bool apply_megatron_arg(std::string_view raw_name, std::string_view value, std::uint64_t line, RunBuilder& out,
-                        bool overwrite) {
+bool apply_megatron_arg(std::string_view raw_name, std::string_view value, std::uint64_t line,
+                        RunBuilder& out, bool overwrite) {
   std::string name(trim(raw_name));
   while (!name.empty() && name.front() == '-') name.erase(name.begin());
   for (char& c : name)
@@ -207,17 +223,35 @@ bool apply_megatron_arg(std::string_view raw_name, std::string_view value, std::
     const char* key;
   };
   static constexpr Map kCounts[] = {
-      {"world_size", "gpus"}, {"tensor_model_parallel_size", "tp"}, {"pipeline_model_parallel_size", "pp"},
-      {"context_parallel_size", "cp"}, {"expert_model_parallel_size", "ep"}, {"moe_expert_parallel_size", "ep"},
-      {"data_parallel_size", "dp"}, {"num_layers", "layers"}, {"hidden_size", "hidden"},
-      {"num_attention_heads", "heads"}, {"num_key_value_heads", "kv_heads"}, {"kv_channels", "head_dim"},
-      {"ffn_hidden_size", "ffn"}, {"padded_vocab_size", "vocab"}, {"seq_length", "seq_len"},
-      {"micro_batch_size", "micro_batch"}, {"global_batch_size", "global_batch"}, {"num_experts", "experts"},
-      {"moe_router_topk", "top_k"}, {"topk", "top_k"}, {"moe_ffn_hidden_size", "moe_ffn"},
-      {"log_interval", "log_interval"}, {"train_iters", "train_iters"}, {"save_interval", "save_interval"},
-      {"eval_interval", "eval_interval"}, {"eval_iters", "eval_iters"},
+      {"world_size", "gpus"},
+      {"tensor_model_parallel_size", "tp"},
+      {"pipeline_model_parallel_size", "pp"},
+      {"context_parallel_size", "cp"},
+      {"expert_model_parallel_size", "ep"},
+      {"moe_expert_parallel_size", "ep"},
+      {"data_parallel_size", "dp"},
+      {"num_layers", "layers"},
+      {"hidden_size", "hidden"},
+      {"num_attention_heads", "heads"},
+      {"num_key_value_heads", "kv_heads"},
+      {"kv_channels", "head_dim"},
+      {"ffn_hidden_size", "ffn"},
+      {"padded_vocab_size", "vocab"},
+      {"seq_length", "seq_len"},
+      {"micro_batch_size", "micro_batch"},
+      {"global_batch_size", "global_batch"},
+      {"num_experts", "experts"},
+      {"moe_router_topk", "top_k"},
+      {"topk", "top_k"},
+      {"moe_ffn_hidden_size", "moe_ffn"},
+      {"log_interval", "log_interval"},
+      {"train_iters", "train_iters"},
+      {"save_interval", "save_interval"},
+      {"eval_interval", "eval_interval"},
+      {"eval_iters", "eval_iters"},
       {"num_layers_per_virtual_pipeline_stage", "layers_per_virtual_stage"},
-      {"virtual_pipeline_model_parallel_size", "virtual_pp"}, {"gradient_accumulation_steps", "grad_accum"}};
+      {"virtual_pipeline_model_parallel_size", "virtual_pp"},
+      {"gradient_accumulation_steps", "grad_accum"}};
   for (const auto& m : kCounts) {
     if (name == m.arg) {
       auto v = as_count(value);
@@ -256,7 +290,9 @@ bool apply_megatron_arg(std::string_view raw_name, std::string_view value, std::
     return true;
   }
   if (name == "checkpoint_activations" || name == "recompute_activations") {
-    if (auto b = as_bool(value); b && *b) out.meta("recompute", name == "checkpoint_activations" ? "full" : "selective", line, overwrite);
+    if (auto b = as_bool(value); b && *b)
+      out.meta("recompute", name == "checkpoint_activations" ? "full" : "selective", line,
+               overwrite);
     return true;
   }
   if (name == "moe_shared_expert_intermediate_size") {
@@ -292,7 +328,8 @@ void apply_megatron_command_line(std::string_view line, std::uint64_t number, Ru
     if (eq != std::string::npos) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
-    } else if (i + 1 < tokens.size() && !(tokens[i + 1].size() > 2 && tokens[i + 1][0] == '-' && tokens[i + 1][1] == '-')) {
+    } else if (i + 1 < tokens.size() &&
+               !(tokens[i + 1].size() > 2 && tokens[i + 1][0] == '-' && tokens[i + 1][1] == '-')) {
       value = tokens[i + 1];
     }
     // torchrun's own flags give the GPU count.

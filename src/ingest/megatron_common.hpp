@@ -26,7 +26,7 @@ struct MegatronIterationLine {
   double actual_seq_len = kUnknown;
   std::uint32_t skipped = 0;
   const char* reporter = nullptr;  ///< which code printed the FLOP/s field
-  bool bad_number = false;  ///< a field we rely on did not parse
+  bool bad_number = false;         ///< a field we rely on did not parse
   std::string_view bad_field;
 };
 
@@ -36,8 +36,8 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out)
 
 /// Applies one Megatron argument (`num_layers`, `--num-layers`, ...) to the run metadata.
 /// Returns true when the name is one mfu uses.
-bool apply_megatron_arg(std::string_view name, std::string_view value, std::uint64_t line, RunBuilder& out,
-                        bool overwrite);
+bool apply_megatron_arg(std::string_view name, std::string_view value, std::uint64_t line,
+                        RunBuilder& out, bool overwrite);
 
 /// Reads `--key value` pairs from a launch command echoed into the log.
 void apply_megatron_command_line(std::string_view line, std::uint64_t number, RunBuilder& out);

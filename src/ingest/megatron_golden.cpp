@@ -1,5 +1,6 @@
 // Megatron-LM functional-test golden values (tests/functional_tests/.../golden_values_*.json):
-//   {"lm loss": {"start_step": 1, "end_step": 51000, "step_interval": 5, "values": {"1": 12.95, ...}},
+//   {"lm loss": {"start_step": 1, "end_step": 51000, "step_interval": 5, "values": {"1": 12.95,
+//   ...}},
 //    "iteration-time": {..., "values": {"1": "nan", "5": 1.23, ...}}, ...}
 // iteration-time is seconds per iteration at the sampled steps; model_config.yaml beside the
 // file gives the model shape.
@@ -68,11 +69,13 @@ void parse(std::string_view text, RunBuilder& out) {
     }
     out.add(it);
   }
-  if (bad > 0) out.warn(1, fmt::format("{} iteration-time values are zero or negative and were skipped", bad));
+  if (bad > 0)
+    out.warn(1, fmt::format("{} iteration-time values are zero or negative and were skipped", bad));
 }
 
 double sniff(std::string_view head, std::string_view) {
-  if (contains(head, "\"iteration-time\"") || (contains(head, "\"lm loss\"") && contains(head, "\"step_interval\"")))
+  if (contains(head, "\"iteration-time\"") ||
+      (contains(head, "\"lm loss\"") && contains(head, "\"step_interval\"")))
     return 8;
   return 0;
 }
@@ -80,7 +83,8 @@ double sniff(std::string_view head, std::string_view) {
 }  // namespace
 
 const FormatSpec& megatron_golden_format() {
-  static const FormatSpec spec{"megatron-golden", "Megatron-LM CI golden-values JSON (iteration-time, lm loss)",
+  static const FormatSpec spec{"megatron-golden",
+                               "Megatron-LM CI golden-values JSON (iteration-time, lm loss)",
                                sniff,
                                nullptr,
                                parse,

@@ -32,7 +32,8 @@ void apply_system_json(const nlohmann::json& j, std::uint64_t line, RunBuilder& 
   if (!acc.empty()) out.meta("gpu_name", acc, line, false);
   const double per_node = count("accelerators_per_node");
   const double nodes = count("number_of_nodes");
-  if (known(per_node) && known(nodes) && per_node > 0 && nodes > 0) out.meta("gpus", per_node * nodes, line, false);
+  if (known(per_node) && known(nodes) && per_node > 0 && nodes > 0)
+    out.meta("gpus", per_node * nodes, line, false);
   const std::string fw = str("framework");
   if (!fw.empty()) out.meta("framework", fw, line, false);
   const std::string name = str("system_name");
@@ -64,7 +65,8 @@ void parse(std::string_view text, RunBuilder& out) {
     if (colon == std::string_view::npos) continue;
     std::string_view key = trim(l.substr(0, colon));
     std::string_view value = trim(l.substr(colon + 1));
-    if (!value.empty() && (value.front() == '"' || value.front() == '\'')) value = value.substr(1, value.size() - 2);
+    if (!value.empty() && (value.front() == '"' || value.front() == '\''))
+      value = value.substr(1, value.size() - 2);
     if (value == "true") value = "True";
     apply_megatron_arg(key, value, n, out, false);
     if (key == "--step-batch-size-schedule" || key == "--rampup-batch-size")
@@ -73,7 +75,8 @@ void parse(std::string_view text, RunBuilder& out) {
 }
 
 double sniff(std::string_view head, std::string_view filename) {
-  if (contains(head, "\"accelerator_model_name\"") && contains(head, "\"accelerators_per_node\"")) return 8;
+  if (contains(head, "\"accelerator_model_name\"") && contains(head, "\"accelerators_per_node\""))
+    return 8;
   if (contains(head, "MODEL_ARGS:") && contains(head, "--num-layers")) return 8;
   (void)filename;
   return 0;
@@ -82,10 +85,15 @@ double sniff(std::string_view head, std::string_view filename) {
 }  // namespace
 
 const FormatSpec& metadata_format() {
-  static const FormatSpec spec{"metadata", "MLPerf system.json or Megatron model_config.yaml (hardware/model only)",
-                               sniff,      nullptr,
-                               parse,      nullptr,
-                               std::size_t{16} << 20, TimingKind::kNone};
+  static const FormatSpec spec{
+      "metadata",
+      "MLPerf system.json or Megatron model_config.yaml (hardware/model only)",
+      sniff,
+      nullptr,
+      parse,
+      nullptr,
+      std::size_t{16} << 20,
+      TimingKind::kNone};
   return spec;
 }
 

@@ -83,7 +83,8 @@ class MlperfParser : public LineParser {
       last_point_p_ = 0;
     } else if (key == "run_stop") {
       if (known(run_start_)) out_.meta("time_to_train_s", t - run_start_, number);
-      if (meta.contains("status") && meta["status"].is_string()) out_.meta("status", meta["status"].get<std::string>(), number);
+      if (meta.contains("status") && meta["status"].is_string())
+        out_.meta("status", meta["status"].get<std::string>(), number);
     } else if (key == "eval_start") {
       eval_start_ = t;
     } else if (key == "eval_stop") {
@@ -104,14 +105,17 @@ class MlperfParser : public LineParser {
       block_start_p_ = progress(meta, true);
     } else if (key == "block_stop") {
       double end_p = progress(meta, false);
-      if (!known(end_p) && known(block_start_p_) && known(pending_count_)) end_p = block_start_p_ + pending_count_;
-      if (auto it = span(block_start_t_, t, block_start_p_, end_p, number, 0.0)) blocks_.push_back(*it);
+      if (!known(end_p) && known(block_start_p_) && known(pending_count_))
+        end_p = block_start_p_ + pending_count_;
+      if (auto it = span(block_start_t_, t, block_start_p_, end_p, number, 0.0))
+        blocks_.push_back(*it);
       block_start_t_ = kUnknown;
     } else if (key == "tracked_stats") {
       const double p2 = progress(meta, false);
       if (known(p2)) {
         // Spans between progress points, without the evaluation time inside them.
-        if (auto it = span(last_point_t_, t, last_point_p_, p2, number, eval_in_span_)) points_.push_back(*it);
+        if (auto it = span(last_point_t_, t, last_point_p_, p2, number, eval_in_span_))
+          points_.push_back(*it);
         eval_in_span_ = 0;
         last_point_t_ = t;
         last_point_p_ = p2;
@@ -122,7 +126,9 @@ class MlperfParser : public LineParser {
   void finish() override {
     for (const auto& it : blocks_.empty() ? points_ : blocks_) out_.add(it);
     if (out_.run.iterations.empty()) {
-      out_.info(0, "no training blocks or tracked_stats with progress counters: only events and run times were read");
+      out_.info(0,
+                "no training blocks or tracked_stats with progress counters: only events and run "
+                "times were read");
     }
   }
 
@@ -149,12 +155,15 @@ class MlperfParser : public LineParser {
     return epochs;
   }
 
-  std::optional<Iteration> span(double t0, double t1, double p0, double p1, std::uint64_t number, double eval) const {
-    if (!known(t0) || !known(t1) || !known(p0) || !known(p1) || !known(gbs_) || gbs_ <= 0 || p1 <= p0 || t1 <= t0) {
+  std::optional<Iteration> span(double t0, double t1, double p0, double p1, std::uint64_t number,
+                                double eval) const {
+    if (!known(t0) || !known(t1) || !known(p0) || !known(p1) || !known(gbs_) || gbs_ <= 0 ||
+        p1 <= p0 || t1 <= t0) {
       return std::nullopt;
     }
     const double steps = std::max(1.0, std::round((p1 - p0) / gbs_));
-    if (as_step(std::round(p1 / gbs_)) < 0 || steps > (1 << 30)) return std::nullopt;  // nonsense counters
+    if (as_step(std::round(p1 / gbs_)) < 0 || steps > (1 << 30))
+      return std::nullopt;  // nonsense counters
     Iteration it;
     it.step = as_step(std::round(p1 / gbs_));
     it.count = static_cast<std::uint32_t>(steps);
@@ -197,15 +206,18 @@ double sniff(std::string_view head, std::string_view) {
   return n * 3.0;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<MlperfParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<MlperfParser>(out);
+}
 
 }  // namespace
 
 const FormatSpec& mlperf_format() {
-  static const FormatSpec spec{"mlperf", "MLPerf Training :::MLLOG result logs (with :::SYSJSON or *_system.json)",
-                               sniff,     make,
-                               nullptr,   nullptr,
-                               0,         TimingKind::kAveraged};
+  static const FormatSpec spec{
+      "mlperf", "MLPerf Training :::MLLOG result logs (with :::SYSJSON or *_system.json)",
+      sniff,    make,
+      nullptr,  nullptr,
+      0,        TimingKind::kAveraged};
   return spec;
 }
 

@@ -53,7 +53,8 @@ class NanoGptParser : public LineParser {
       return;
     }
     if (contains(t, "tokens per iteration will be:")) {
-      if (auto v = number_after(t, "tokens per iteration will be:", true)) out_.meta("tokens_per_step", *v, number);
+      if (auto v = number_after(t, "tokens per iteration will be:", true))
+        out_.meta("tokens_per_step", *v, number);
       return;
     }
     if (starts_with(t, "number of parameters:")) {
@@ -88,7 +89,8 @@ class NanoGptParser : public LineParser {
     std::string_view ts = t.substr(tp + 5);
     auto ms = take_number(ts);
     if (!ms || !(*ms > 0) || !std::isfinite(*ms)) {
-      out_.malformed(number, fmt::format("iter {}: cannot read 'time' as milliseconds > 0", it.step));
+      out_.malformed(number,
+                     fmt::format("iter {}: cannot read 'time' as milliseconds > 0", it.step));
       return;
     }
     it.time_s = starts_with(trim(ts), "ms") ? *ms / 1000.0 : *ms;
@@ -116,7 +118,8 @@ class NanoGptParser : public LineParser {
     std::string_view inner = t.substr(open + 1);
     auto ms = take_number(inner);
     if (!ms || *ms <= 0) {
-      out_.malformed(number, fmt::format("step {}: cannot read the step time in milliseconds", it.step));
+      out_.malformed(number,
+                     fmt::format("step {}: cannot read the step time in milliseconds", it.step));
       return;
     }
     it.time_s = *ms / 1000.0;
@@ -173,8 +176,10 @@ class NanoGptParser : public LineParser {
     prev_train_s_ = now;
     prev_step_ = it.step;
     if (known(it.time_s) && it.time_s <= 0) {
-      out_.info(number, fmt::format("step {}: zero train_time difference (millisecond rounding); record skipped",
-                                    it.step));
+      out_.info(
+          number,
+          fmt::format("step {}: zero train_time difference (millisecond rounding); record skipped",
+                      it.step));
       return;
     }
     if (auto tok = out_.run.meta.number("tokens_per_step")) it.tokens = *tok;
@@ -195,23 +200,29 @@ double sniff(std::string_view head, std::string_view) {
     if (nl == std::string_view::npos) nl = head.size();
     std::string_view l = trim(head.substr(pos, nl - pos));
     pos = nl + 1;
-    if (starts_with(l, "iter ") && contains(l, ": loss") && contains(l, "time")) score += 1;
-    else if (starts_with(l, "step:") && contains(l, "train_time:")) score += 1;
-    else if (starts_with(l, "step ") && contains(l, "train loss") && contains(l, "ms")) score += 1;
+    if (starts_with(l, "iter ") && contains(l, ": loss") && contains(l, "time"))
+      score += 1;
+    else if (starts_with(l, "step:") && contains(l, "train_time:"))
+      score += 1;
+    else if (starts_with(l, "step ") && contains(l, "train loss") && contains(l, "ms"))
+      score += 1;
     if (score > 100) break;
   }
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<NanoGptParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<NanoGptParser>(out);
+}
 
 }  // namespace
 
 const FormatSpec& nanogpt_format() {
-  static const FormatSpec spec{"nanogpt", "nanoGPT 'iter N: loss, time, mfu', llm.c 'step N/M | ...', modded-nanogpt",
-                               sniff,     make,
-                               nullptr,   nullptr,
-                               0,         TimingKind::kSampled};
+  static const FormatSpec spec{
+      "nanogpt", "nanoGPT 'iter N: loss, time, mfu', llm.c 'step N/M | ...', modded-nanogpt",
+      sniff,     make,
+      nullptr,   nullptr,
+      0,         TimingKind::kSampled};
   return spec;
 }
 

@@ -25,7 +25,8 @@ class NativeCsvParser : public LineParser {
       return;
     }
     if (fields.size() != header_.size()) {
-      out_.malformed(number, fmt::format("row has {} fields, the header has {}", fields.size(), header_.size()));
+      out_.malformed(number, fmt::format("row has {} fields, the header has {}", fields.size(),
+                                         header_.size()));
       return;
     }
     NativeRecord rec;
@@ -33,7 +34,8 @@ class NativeCsvParser : public LineParser {
       std::string_view v = trim(fields[i]);
       if (v.empty()) continue;
       const std::string& key = header_[i];
-      if (key == "type" || key == "kind" || key == "gpu" || key == "model" || key == "dtype" || key == "detail") {
+      if (key == "type" || key == "kind" || key == "gpu" || key == "model" || key == "dtype" ||
+          key == "detail") {
         rec.text(key, std::string(v));
         continue;
       }
@@ -66,13 +68,23 @@ double sniff(std::string_view head, std::string_view filename) {
   return 0;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<NativeCsvParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<NativeCsvParser>(out);
+}
 
 }  // namespace
 
 const FormatSpec& native_csv_format() {
-  static const FormatSpec spec{"native-csv", "mfu native format as CSV (step, time_s, model_flops, ... columns)",
-                               sniff, make, nullptr, nullptr, 0, TimingKind::kPerIteration, nullptr, true};
+  static const FormatSpec spec{"native-csv",
+                               "mfu native format as CSV (step, time_s, model_flops, ... columns)",
+                               sniff,
+                               make,
+                               nullptr,
+                               nullptr,
+                               0,
+                               TimingKind::kPerIteration,
+                               nullptr,
+                               true};
   return spec;
 }
 

@@ -14,8 +14,8 @@ double unit_suffix(std::string_view key, std::string_view& base) {
     std::string_view s;
     double m;
   };
-  static constexpr Suffix kSuffixes[] = {{"_ms", 1e-3}, {"_us", 1e-6}, {"_ns", 1e-9}, {"_s", 1.0}, {"_sec", 1.0},
-                                         {"_min", 60.0}, {"_h", 3600.0}};
+  static constexpr Suffix kSuffixes[] = {{"_ms", 1e-3}, {"_us", 1e-6},  {"_ns", 1e-9}, {"_s", 1.0},
+                                         {"_sec", 1.0}, {"_min", 60.0}, {"_h", 3600.0}};
   for (const auto& sfx : kSuffixes) {
     if (ends_with(key, sfx.s)) {
       base = key.substr(0, key.size() - sfx.s.size());
@@ -29,25 +29,60 @@ double unit_suffix(std::string_view key, std::string_view& base) {
 namespace {
 
 bool phase_from_name(std::string_view base, Phase& p) {
-  if (base == "forward" || base == "fwd") p = Phase::kForward;
-  else if (base == "backward" || base == "bwd") p = Phase::kBackward;
-  else if (base == "forward_backward" || base == "fwd_bwd") p = Phase::kForwardBackward;
-  else if (base == "optimizer" || base == "optim" || base == "opt") p = Phase::kOptimizer;
-  else if (base == "comm" || base == "communication" || base == "exposed_comm") p = Phase::kComm;
-  else if (base == "data" || base == "dataloader" || base == "io" || base == "data_wait") p = Phase::kData;
-  else if (base == "generate" || base == "generation") p = Phase::kGenerate;
-  else if (base == "other") p = Phase::kOther;
-  else if (base == "compute") p = Phase::kCompute;
-  else if (base == "idle") p = Phase::kIdle;
-  else return false;
+  if (base == "forward" || base == "fwd")
+    p = Phase::kForward;
+  else if (base == "backward" || base == "bwd")
+    p = Phase::kBackward;
+  else if (base == "forward_backward" || base == "fwd_bwd")
+    p = Phase::kForwardBackward;
+  else if (base == "optimizer" || base == "optim" || base == "opt")
+    p = Phase::kOptimizer;
+  else if (base == "comm" || base == "communication" || base == "exposed_comm")
+    p = Phase::kComm;
+  else if (base == "data" || base == "dataloader" || base == "io" || base == "data_wait")
+    p = Phase::kData;
+  else if (base == "generate" || base == "generation")
+    p = Phase::kGenerate;
+  else if (base == "other")
+    p = Phase::kOther;
+  else if (base == "compute")
+    p = Phase::kCompute;
+  else if (base == "idle")
+    p = Phase::kIdle;
+  else
+    return false;
   return true;
 }
 
 bool is_meta_number_key(std::string_view k) {
-  static constexpr std::string_view kKeys[] = {
-      "gpus", "world_size", "seq_len", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts",
-      "top_k", "params", "tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch", "grad_accum",
-      "num_micro_batches", "virtual_pp", "moe_ffn", "shared_experts", "peak_flops", "log_interval", "swiglu"};
+  static constexpr std::string_view kKeys[] = {"gpus",
+                                               "world_size",
+                                               "seq_len",
+                                               "layers",
+                                               "hidden",
+                                               "heads",
+                                               "kv_heads",
+                                               "head_dim",
+                                               "ffn",
+                                               "vocab",
+                                               "experts",
+                                               "top_k",
+                                               "params",
+                                               "tp",
+                                               "pp",
+                                               "dp",
+                                               "cp",
+                                               "ep",
+                                               "micro_batch",
+                                               "global_batch",
+                                               "grad_accum",
+                                               "num_micro_batches",
+                                               "virtual_pp",
+                                               "moe_ffn",
+                                               "shared_experts",
+                                               "peak_flops",
+                                               "log_interval",
+                                               "swiglu"};
   for (auto key : kKeys)
     if (k == key) return true;
   return false;
@@ -67,11 +102,13 @@ void NativeRecord::number(std::string_view key, double value) {
     return;
   }
   if (key == "count" || key == "iterations") {
-    if (std::isfinite(value) && value >= 1 && value < 4e9) it_.count = static_cast<std::uint32_t>(value);
+    if (std::isfinite(value) && value >= 1 && value < 4e9)
+      it_.count = static_cast<std::uint32_t>(value);
     return;
   }
   if (key == "rank") {
-    if (std::isfinite(value) && value >= 0 && value < 1e9) it_.rank = static_cast<std::int32_t>(value);
+    if (std::isfinite(value) && value >= 0 && value < 1e9)
+      it_.rank = static_cast<std::int32_t>(value);
     return;
   }
   if (key == "timestamp" || key == "timestamp_s" || key == "wall_time" || key == "unix_time") {
@@ -84,13 +121,34 @@ void NativeRecord::number(std::string_view key, double value) {
     ev_.timestamp_s = it_.timestamp_s;
     return;
   }
-  if (key == "tokens") { it_.tokens = value; return; }
-  if (key == "samples") { it_.samples = value; return; }
-  if (key == "loss") { it_.loss = value; return; }
-  if (key == "model_flops" || key == "flops") { it_.model_flops = value; return; }
-  if (key == "mfu") { it_.reported_mfu = value; return; }
-  if (key == "tflops" || key == "tflops_per_gpu") { it_.reported_flops_per_gpu = value * 1e12; return; }
-  if (key == "achieved_flops_per_s_per_gpu") { it_.reported_flops_per_gpu = value; return; }
+  if (key == "tokens") {
+    it_.tokens = value;
+    return;
+  }
+  if (key == "samples") {
+    it_.samples = value;
+    return;
+  }
+  if (key == "loss") {
+    it_.loss = value;
+    return;
+  }
+  if (key == "model_flops" || key == "flops") {
+    it_.model_flops = value;
+    return;
+  }
+  if (key == "mfu") {
+    it_.reported_mfu = value;
+    return;
+  }
+  if (key == "tflops" || key == "tflops_per_gpu") {
+    it_.reported_flops_per_gpu = value * 1e12;
+    return;
+  }
+  if (key == "achieved_flops_per_s_per_gpu") {
+    it_.reported_flops_per_gpu = value;
+    return;
+  }
   std::string_view base;
   const double m = unit_suffix(key, base);
   if (m > 0) {
@@ -119,9 +177,12 @@ void NativeRecord::number(std::string_view key, double value) {
 
 void NativeRecord::text(std::string_view key, std::string value) {
   if (key == "type") {
-    if (value == "meta") kind_ = Kind::kMeta;
-    else if (value == "event") kind_ = Kind::kEvent;
-    else kind_ = Kind::kIteration;
+    if (value == "meta")
+      kind_ = Kind::kMeta;
+    else if (value == "event")
+      kind_ = Kind::kEvent;
+    else
+      kind_ = Kind::kIteration;
     return;
   }
   if (key == "kind") {
@@ -132,9 +193,12 @@ void NativeRecord::text(std::string_view key, std::string value) {
     ev_.detail = std::move(value);
     return;
   }
-  if (key == "gpu") meta_texts_.emplace_back("gpu_name", std::move(value));
-  else if (key == "model") meta_texts_.emplace_back("model_name", std::move(value));
-  else meta_texts_.emplace_back(std::string(key), std::move(value));
+  if (key == "gpu")
+    meta_texts_.emplace_back("gpu_name", std::move(value));
+  else if (key == "model")
+    meta_texts_.emplace_back("model_name", std::move(value));
+  else
+    meta_texts_.emplace_back(std::string(key), std::move(value));
 }
 
 void NativeRecord::phase(std::string_view key, double value) {
@@ -147,9 +211,9 @@ void NativeRecord::phase(std::string_view key, double value) {
 
 void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
   const bool meta_like = !has_step_ && kind_ == Kind::kIteration && !known(it_.time_s) &&
-                         (!meta_texts_.empty() || std::any_of(meta_numbers_.begin(), meta_numbers_.end(), [](const auto& kv) {
-                           return is_meta_number_key(kv.first);
-                         }));
+                         (!meta_texts_.empty() ||
+                          std::any_of(meta_numbers_.begin(), meta_numbers_.end(),
+                                      [](const auto& kv) { return is_meta_number_key(kv.first); }));
   if (kind_ == Kind::kMeta || meta_like) {
     for (const auto& [k, v] : meta_numbers_) out.meta(k == "world_size" ? "gpus" : k, v, line);
     for (const auto& [k, v] : meta_texts_) out.meta(k, v, line);
@@ -159,13 +223,20 @@ void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
     Event e = ev_;
     e.line = static_cast<std::uint32_t>(line);
     const std::string& k = event_kind_;
-    if (k == "checkpoint" || k == "checkpoint_save" || k == "save" || k == "ckpt") e.kind = EventKind::kCheckpointSave;
-    else if (k == "checkpoint_load" || k == "load" || k == "restore") e.kind = EventKind::kCheckpointLoad;
-    else if (k == "eval" || k == "evaluation" || k == "validation") e.kind = EventKind::kEval;
-    else if (k == "restart" || k == "failure") e.kind = EventKind::kRestart;
-    else if (k == "startup" || k == "init") e.kind = EventKind::kStartup;
-    else if (k == "stall") e.kind = EventKind::kStall;
-    else e.kind = EventKind::kOther;
+    if (k == "checkpoint" || k == "checkpoint_save" || k == "save" || k == "ckpt")
+      e.kind = EventKind::kCheckpointSave;
+    else if (k == "checkpoint_load" || k == "load" || k == "restore")
+      e.kind = EventKind::kCheckpointLoad;
+    else if (k == "eval" || k == "evaluation" || k == "validation")
+      e.kind = EventKind::kEval;
+    else if (k == "restart" || k == "failure")
+      e.kind = EventKind::kRestart;
+    else if (k == "startup" || k == "init")
+      e.kind = EventKind::kStartup;
+    else if (k == "stall")
+      e.kind = EventKind::kStall;
+    else
+      e.kind = EventKind::kOther;
     if (e.detail.empty()) e.detail = k;
     if (known(e.duration_s) && (!std::isfinite(e.duration_s) || e.duration_s < 0)) {
       out.malformed(line, fmt::format("event duration must be a time >= 0, got {}", e.duration_s));
@@ -175,7 +246,9 @@ void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
     return;
   }
   if (!has_step_) {
-    out.malformed(line, bad_.empty() ? "a native line needs \"step\" (or \"type\":\"meta\"/\"event\")" : bad_);
+    out.malformed(line, bad_.empty()
+                            ? "a native line needs \"step\" (or \"type\":\"meta\"/\"event\")"
+                            : bad_);
     return;
   }
   if (!bad_.empty()) {
@@ -183,8 +256,10 @@ void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
     return;
   }
   if (known(it_.time_s) && (!std::isfinite(it_.time_s) || it_.time_s <= 0)) {
-    out.malformed(line, fmt::format("step {}: time must be a positive number of seconds, got {}; record skipped",
-                                    it_.step, it_.time_s));
+    out.malformed(
+        line,
+        fmt::format("step {}: time must be a positive number of seconds, got {}; record skipped",
+                    it_.step, it_.time_s));
     return;
   }
   it_.line = static_cast<std::uint32_t>(line);

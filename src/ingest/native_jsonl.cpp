@@ -24,32 +24,42 @@ using simdjson::dom::element_type;
 /// Reads a JSON value as a double: numbers, numeric strings ("0.33"), null -> NaN.
 double as_number(simdjson::dom::element v) {
   switch (v.type()) {
-    case element_type::DOUBLE: return v.get_double().value_unsafe();
-    case element_type::INT64: return static_cast<double>(v.get_int64().value_unsafe());
-    case element_type::UINT64: return static_cast<double>(v.get_uint64().value_unsafe());
-    case element_type::BOOL: return v.get_bool().value_unsafe() ? 1.0 : 0.0;
+    case element_type::DOUBLE:
+      return v.get_double().value_unsafe();
+    case element_type::INT64:
+      return static_cast<double>(v.get_int64().value_unsafe());
+    case element_type::UINT64:
+      return static_cast<double>(v.get_uint64().value_unsafe());
+    case element_type::BOOL:
+      return v.get_bool().value_unsafe() ? 1.0 : 0.0;
     case element_type::STRING: {
       auto d = parse_double(v.get_string().value_unsafe());
       return d ? *d : kUnknown;
     }
-    default: return kUnknown;
+    default:
+      return kUnknown;
   }
 }
 
 std::string as_text(simdjson::dom::element v) {
   switch (v.type()) {
-    case element_type::STRING: return std::string(v.get_string().value_unsafe());
-    case element_type::BOOL: return v.get_bool().value_unsafe() ? "true" : "false";
+    case element_type::STRING:
+      return std::string(v.get_string().value_unsafe());
+    case element_type::BOOL:
+      return v.get_bool().value_unsafe() ? "true" : "false";
     case element_type::DOUBLE:
     case element_type::INT64:
-    case element_type::UINT64: return fmt::format("{}", as_number(v));
-    default: return {};
+    case element_type::UINT64:
+      return fmt::format("{}", as_number(v));
+    default:
+      return {};
   }
 }
 
 bool is_text_key(std::string_view key) {
-  return key == "type" || key == "kind" || key == "gpu" || key == "model" || key == "dtype" || key == "recompute" ||
-         key == "convention" || key == "detail" || key == "name" || key == "framework";
+  return key == "type" || key == "kind" || key == "gpu" || key == "model" || key == "dtype" ||
+         key == "recompute" || key == "convention" || key == "detail" || key == "name" ||
+         key == "framework";
 }
 
 /// The fast path for the common line: one flat object of numbers and plain strings, with at
@@ -71,13 +81,16 @@ class FlatScanner {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\r' || *p_ == '\n')) ++p_;
   }
   bool literal(std::string_view word) {
-    if (static_cast<std::size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) return false;
+    if (static_cast<std::size_t>(end_ - p_) < word.size() ||
+        std::string_view(p_, word.size()) != word)
+      return false;
     p_ += word.size();
     return true;
   }
   bool string(std::string_view& out) {
     ++p_;  // the opening quote
-    const auto* q = static_cast<const char*>(std::memchr(p_, '"', static_cast<std::size_t>(end_ - p_)));
+    const auto* q =
+        static_cast<const char*>(std::memchr(p_, '"', static_cast<std::size_t>(end_ - p_)));
     if (!q || std::memchr(p_, '\\', static_cast<std::size_t>(q - p_))) return false;
     out = std::string_view(p_, static_cast<std::size_t>(q - p_));
     p_ = q + 1;
@@ -112,8 +125,10 @@ class FlatScanner {
     }
   }
   void put(NativeRecord& rec, std::string_view key, double v, bool phases) {
-    if (phases) rec.phase(key, v);
-    else rec.number(key, v);
+    if (phases)
+      rec.phase(key, v);
+    else
+      rec.number(key, v);
   }
   bool value(NativeRecord& rec, std::string_view key, bool phases) {
     if (p_ >= end_) return false;
@@ -136,7 +151,8 @@ class FlatScanner {
     // Python's json.dumps writes NaN and Infinity; they read as unknown, as on the slow path.
     if (c == 'N') return literal("NaN") && (put(rec, key, kUnknown, phases), true);
     if (c == 'I') return literal("Infinity") && (put(rec, key, kUnknown, phases), true);
-    if (c == '-' && p_ + 1 < end_ && p_[1] == 'I') return literal("-Infinity") && (put(rec, key, kUnknown, phases), true);
+    if (c == '-' && p_ + 1 < end_ && p_[1] == 'I')
+      return literal("-Infinity") && (put(rec, key, kUnknown, phases), true);
     if (c != '-' && (c < '0' || c > '9')) return false;
     double v = 0;
     const char* q = fast_from_chars(p_, end_, v);
@@ -208,7 +224,8 @@ class NativeJsonlParser : public LineParser {
         continue;
       }
       const element_type type = v.type();
-      if (type == element_type::OBJECT || type == element_type::ARRAY) continue;  // unknown nested keys
+      if (type == element_type::OBJECT || type == element_type::ARRAY)
+        continue;  // unknown nested keys
       if (type == element_type::STRING && is_text_key(key)) {
         rec.text(key, as_text(v));
       } else {
@@ -238,8 +255,8 @@ double sniff(std::string_view head, std::string_view filename) {
     ++objects;
     // The meta line is mfu's own signature.
     if (contains(l, "\"type\"") && contains(l, "\"meta\"")) score += 50;
-    if (contains(l, "\"step\"") && (contains(l, "\"time_s\"") || contains(l, "\"time_ms\"") ||
-                                    contains(l, "\"model_flops\"")))
+    if (contains(l, "\"step\"") &&
+        (contains(l, "\"time_s\"") || contains(l, "\"time_ms\"") || contains(l, "\"model_flops\"")))
       score += 1;
   }
   (void)filename;
@@ -248,19 +265,28 @@ double sniff(std::string_view head, std::string_view filename) {
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<NativeJsonlParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<NativeJsonlParser>(out);
+}
 
 /// Every native line stands alone.
-bool record_start(std::string_view line) { return !line.empty() && line.front() == '{'; }
+bool record_start(std::string_view line) {
+  return !line.empty() && line.front() == '{';
+}
 
 }  // namespace
 
 const FormatSpec& native_jsonl_format() {
-  static const FormatSpec spec{"native",  "mfu native JSON Lines (meta, step and event lines)",
-                               sniff,     make,
-                               nullptr,   nullptr,
-                               0,         TimingKind::kPerIteration,
-                               record_start, true};
+  static const FormatSpec spec{"native",
+                               "mfu native JSON Lines (meta, step and event lines)",
+                               sniff,
+                               make,
+                               nullptr,
+                               nullptr,
+                               0,
+                               TimingKind::kPerIteration,
+                               record_start,
+                               true};
   return spec;
 }
 

@@ -15,7 +15,9 @@ std::string num(double v) {
   return fmt::format("{}", v);
 }
 
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string quoted(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 }  // namespace
 
@@ -53,7 +55,8 @@ void write_native(const Run& run, std::ostream& out) {
     std::string phases;
     for (std::size_t p = 0; p < kPhaseCount; ++p) {
       if (!known(it.phase[p])) continue;
-      phases += fmt::format("{}\"{}\":{}", phases.empty() ? "" : ",", phase_key(static_cast<Phase>(p)), num(it.phase[p]));
+      phases += fmt::format("{}\"{}\":{}", phases.empty() ? "" : ",",
+                            phase_key(static_cast<Phase>(p)), num(it.phase[p]));
     }
     if (!phases.empty()) line += ",\"phases\":{" + phases + "}";
     line += "}\n";
@@ -62,7 +65,8 @@ void write_native(const Run& run, std::ostream& out) {
   for (const Event& e : run.events) {
     if (e.kind == EventKind::kRestart) continue;  // re-derived from the step counter
     const char* kind = e.kind == EventKind::kCheckpointSave ? "checkpoint" : to_string(e.kind);
-    std::string line = fmt::format("{{\"type\":\"event\",\"kind\":\"{}\",\"step\":{}", kind, e.step);
+    std::string line =
+        fmt::format("{{\"type\":\"event\",\"kind\":\"{}\",\"step\":{}", kind, e.step);
     if (known(e.duration_s)) line += ",\"duration_s\":" + num(e.duration_s);
     if (known(e.timestamp_s)) line += ",\"timestamp\":" + num(e.timestamp_s);
     if (!e.detail.empty()) line += ",\"detail\":" + quoted(e.detail);

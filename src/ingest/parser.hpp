@@ -28,7 +28,8 @@ class RunBuilder {
   void add_event(Event e);
 
   void meta(const std::string& key, double value, std::uint64_t line, bool overwrite = true);
-  void meta(const std::string& key, const std::string& value, std::uint64_t line, bool overwrite = true);
+  void meta(const std::string& key, const std::string& value, std::uint64_t line,
+            bool overwrite = true);
 
   /// A record-looking line that did not parse: counted, warned (capped), an error when strict.
   void malformed(std::uint64_t line, const std::string& message);

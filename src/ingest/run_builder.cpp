@@ -29,13 +29,15 @@ void RunBuilder::meta(const std::string& key, double value, std::uint64_t line, 
   run.meta.set(key, value, where(line), overwrite);
 }
 
-void RunBuilder::meta(const std::string& key, const std::string& value, std::uint64_t line, bool overwrite) {
+void RunBuilder::meta(const std::string& key, const std::string& value, std::uint64_t line,
+                      bool overwrite) {
   if (value.empty()) return;
   if (!overwrite && run.meta.has(key)) return;
   run.meta.set(key, value, where(line), overwrite);
 }
 
-void RunBuilder::diagnostic(Diagnostic::Severity s, std::uint64_t line, const std::string& message) {
+void RunBuilder::diagnostic(Diagnostic::Severity s, std::uint64_t line,
+                            const std::string& message) {
   if (run.diagnostics.size() >= options.max_diagnostics) {
     ++run.suppressed_diagnostics;
     return;
@@ -47,7 +49,8 @@ void RunBuilder::malformed(std::uint64_t line, const std::string& message) {
   ++run.malformed_lines;
   last_malformed_line = line;
   if (options.strict) {
-    throw Error(message, "fix or remove the line, or run without --strict to skip it", Location{label_, line});
+    throw Error(message, "fix or remove the line, or run without --strict to skip it",
+                Location{label_, line});
   }
   diagnostic(Diagnostic::Severity::kWarning, line, message);
 }
@@ -72,15 +75,19 @@ void RunBuilder::timestamp(double t) {
 }
 
 void RunBuilder::field(const char* name) {
-  if (std::find(run.fields.begin(), run.fields.end(), name) == run.fields.end()) run.fields.emplace_back(name);
+  if (std::find(run.fields.begin(), run.fields.end(), name) == run.fields.end())
+    run.fields.emplace_back(name);
 }
 
 void RunBuilder::saw_rank(std::int32_t rank) {
   if (rank < 0) return;
-  if (std::find(run.ranks.begin(), run.ranks.end(), rank) == run.ranks.end()) run.ranks.push_back(rank);
+  if (std::find(run.ranks.begin(), run.ranks.end(), rank) == run.ranks.end())
+    run.ranks.push_back(rank);
 }
 
-void RunBuilder::finish() { resolve_yearless_timestamps(run, first_yearless_, last_yearless_); }
+void RunBuilder::finish() {
+  resolve_yearless_timestamps(run, first_yearless_, last_yearless_);
+}
 
 std::string RunBuilder::where(std::uint64_t line) const {
   return line == 0 ? label_ : fmt::format("{}:{}", label_, line);

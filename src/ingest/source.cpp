@@ -114,7 +114,8 @@ constexpr std::size_t kInputBlock = 1 << 18;
 
 class GzipSource : public ByteSource {
  public:
-  GzipSource(std::unique_ptr<ByteSource> raw, std::string name) : raw_(std::move(raw)), name_(std::move(name)) {
+  GzipSource(std::unique_ptr<ByteSource> raw, std::string name)
+      : raw_(std::move(raw)), name_(std::move(name)) {
     std::memset(&zs_, 0, sizeof(zs_));
     if (inflateInit2(&zs_, 15 + 32) != Z_OK) throw Error("cannot initialise zlib");
     in_.resize(kInputBlock);
@@ -151,7 +152,8 @@ class GzipSource : public ByteSource {
       }
       if (rc == Z_BUF_ERROR) continue;  // needs more input
       if (rc != Z_OK) {
-        throw Error(fmt::format("'{}' is not valid gzip data ({})", name_, zs_.msg ? zs_.msg : "corrupt stream"),
+        throw Error(fmt::format("'{}' is not valid gzip data ({})", name_,
+                                zs_.msg ? zs_.msg : "corrupt stream"),
                     "the file may be damaged or only partly copied");
       }
     }
@@ -173,7 +175,8 @@ class GzipSource : public ByteSource {
 
 class ZstdSource : public ByteSource {
  public:
-  ZstdSource(std::unique_ptr<ByteSource> raw, std::string name) : raw_(std::move(raw)), name_(std::move(name)) {
+  ZstdSource(std::unique_ptr<ByteSource> raw, std::string name)
+      : raw_(std::move(raw)), name_(std::move(name)) {
     ctx_ = ZSTD_createDCtx();
     if (!ctx_) throw Error("cannot initialise zstd");
     in_.resize(ZSTD_DStreamInSize());
@@ -225,7 +228,8 @@ std::unique_ptr<ByteSource> wrap(std::unique_ptr<ByteSource> raw, const std::str
   }
   auto prefixed = std::make_unique<PrefixSource>(std::move(raw), std::string(magic, have));
   const auto* m = reinterpret_cast<const unsigned char*>(magic);
-  if (have >= 2 && m[0] == 0x1f && m[1] == 0x8b) return std::make_unique<GzipSource>(std::move(prefixed), name);
+  if (have >= 2 && m[0] == 0x1f && m[1] == 0x8b)
+    return std::make_unique<GzipSource>(std::move(prefixed), name);
   if (have >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd)
     return std::make_unique<ZstdSource>(std::move(prefixed), name);
   return prefixed;
@@ -234,7 +238,8 @@ std::unique_ptr<ByteSource> wrap(std::unique_ptr<ByteSource> raw, const std::str
 }  // namespace
 
 std::unique_ptr<ByteSource> open_source(const std::string& path) {
-  if (path == "-") return wrap(std::make_unique<FdSource>(STDIN_FILENO, false, "stdin", 0), "stdin");
+  if (path == "-")
+    return wrap(std::make_unique<FdSource>(STDIN_FILENO, false, "stdin", 0), "stdin");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -256,11 +261,13 @@ std::unique_ptr<ByteSource> open_source(const std::string& path) {
   return wrap(std::make_unique<FdSource>(fd, true, path, size), path);
 }
 
-std::unique_ptr<ByteSource> open_file_range(const std::string& path, std::uint64_t begin, std::uint64_t end) {
+std::unique_ptr<ByteSource> open_file_range(const std::string& path, std::uint64_t begin,
+                                            std::uint64_t end) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
 #ifdef POSIX_FADV_SEQUENTIAL
-  ::posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin), POSIX_FADV_SEQUENTIAL);
+  ::posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin),
+                  POSIX_FADV_SEQUENTIAL);
 #endif
   return std::make_unique<RangeSource>(fd, path, begin, end);
 }
@@ -296,7 +303,8 @@ std::string read_all(ByteSource& src, std::size_t limit, const std::string& name
     const std::size_t got = src.read(buf, sizeof(buf));
     if (got == 0) break;
     if (out.size() + got > limit)
-      throw Error(fmt::format("'{}' is larger than {} MiB, too large for this format", name, limit >> 20));
+      throw Error(
+          fmt::format("'{}' is larger than {} MiB, too large for this format", name, limit >> 20));
     out.append(buf, got);
   }
   return out;

@@ -29,8 +29,8 @@ class ByteSource {
 [[nodiscard]] std::unique_ptr<ByteSource> open_source(const std::string& path);
 
 /// Bytes [begin, end) of a plain file, read with pread (for parsing ranges in parallel).
-[[nodiscard]] std::unique_ptr<ByteSource> open_file_range(const std::string& path, std::uint64_t begin,
-                                                          std::uint64_t end);
+[[nodiscard]] std::unique_ptr<ByteSource> open_file_range(const std::string& path,
+                                                          std::uint64_t begin, std::uint64_t end);
 
 /// Size of `path` when it is a regular, uncompressed file (no gzip/zstd magic); 0 otherwise.
 [[nodiscard]] std::uint64_t plain_file_size(const std::string& path);
@@ -39,7 +39,8 @@ class ByteSource {
 [[nodiscard]] std::unique_ptr<ByteSource> memory_source(std::string_view bytes);
 
 /// Replays `prefix` (bytes already read from `inner`), then continues with `inner`.
-[[nodiscard]] std::unique_ptr<ByteSource> with_prefix(std::unique_ptr<ByteSource> inner, std::string prefix);
+[[nodiscard]] std::unique_ptr<ByteSource> with_prefix(std::unique_ptr<ByteSource> inner,
+                                                      std::string prefix);
 
 /// Reads the whole source, refusing more than `limit` bytes (mfu::Error).
 [[nodiscard]] std::string read_all(ByteSource& src, std::size_t limit, const std::string& name);

@@ -64,12 +64,14 @@ double find_timestamp(std::string_view line) {
   }
   if (start + 14 < line.size()) {
     const char c = line[start];
-    if ((c == 'I' || c == 'W' || c == 'E' || c == 'F') && digits(line, start + 1, 4) && line[start + 5] == ' ') {
+    if ((c == 'I' || c == 'W' || c == 'E' || c == 'F') && digits(line, start + 1, 4) &&
+        line[start + 5] == ' ') {
       const double tod = time_of_day(line, start + 6, nullptr);
       if (known(tod)) {
         const int month = num(line, start + 1, 2);
         const int day = num(line, start + 3, 2);
-        if (month >= 1 && month <= 12 && day >= 1 && day <= 31) return unix_seconds(1970, month, day, 0, 0, tod);
+        if (month >= 1 && month <= 12 && day >= 1 && day <= 31)
+          return unix_seconds(1970, month, day, 0, 0, tod);
       }
     }
   }
@@ -77,7 +79,9 @@ double find_timestamp(std::string_view line) {
   for (std::size_t i = 4; i + 15 <= limit; ++i) {
     if (line[i] != '-') continue;
     const std::size_t y = i - 4;
-    if (!digits(line, y, 4) || !digits(line, i + 1, 2) || line[i + 3] != '-' || !digits(line, i + 4, 2)) continue;
+    if (!digits(line, y, 4) || !digits(line, i + 1, 2) || line[i + 3] != '-' ||
+        !digits(line, i + 4, 2))
+      continue;
     const char sep = line[i + 6];
     if (sep != ' ' && sep != 'T') continue;
     const double tod = time_of_day(line, i + 7, nullptr);
@@ -123,7 +127,8 @@ void resolve_yearless_timestamps(Run& run, double first_yearless, double last_ye
 std::int32_t find_rank(std::string_view line) {
   const std::size_t limit = std::min<std::size_t>(line.size(), 200);
   std::string_view head = line.substr(0, limit);
-  for (std::string_view key : {std::string_view("[rank"), std::string_view("[Rank "), std::string_view("rank=")}) {
+  for (std::string_view key :
+       {std::string_view("[rank"), std::string_view("[Rank "), std::string_view("rank=")}) {
     const std::size_t p = head.find(key);
     if (p == std::string_view::npos) continue;
     std::size_t i = p + key.size();
@@ -172,16 +177,20 @@ void TimerSet::apply(Iteration& it) const {
   const auto fb = get({"forward-backward"});
   const auto data = get({"batch-generator", "batch-input", "data-loading"});
   auto fwd = get({"forward-compute", "forward", "forward-microstep", "fwd-microstep", "fwd"});
-  const auto bwd_inner = get({"backward-compute", "backward-backward", "backward-inner-microstep", "backward-inner"});
+  const auto bwd_inner =
+      get({"backward-compute", "backward-backward", "backward-inner-microstep", "backward-inner"});
   const auto bwd_total = get({"backward", "backward-microstep", "bwd-microstep", "bwd"});
-  const auto ar = get({"backward-allreduce", "backward-allreduce-microstep", "bwd-allreduce-microstep"});
+  const auto ar =
+      get({"backward-allreduce", "backward-allreduce-microstep", "bwd-allreduce-microstep"});
   std::optional<double> grad_sync = get({"backward-reduce-model-grads"});
   if (!grad_sync)
-    grad_sync = sum({"all-grads-sync", "params-all-gather", "layernorm-grads-all-reduce", "embedding-grads-all-reduce",
-                     "backward-params-all-reduce", "backward-layernorm-all-reduce", "backward-embedding-all-reduce"});
-  const auto p2p = sum({"forward-send", "forward-recv", "backward-send", "backward-recv", "forward-send-forward-recv",
-                        "forward-send-backward-recv", "backward-send-forward-recv", "backward-send-backward-recv",
-                        "forward-backward-send-forward-backward-recv"});
+    grad_sync = sum({"all-grads-sync", "params-all-gather", "layernorm-grads-all-reduce",
+                     "embedding-grads-all-reduce", "backward-params-all-reduce",
+                     "backward-layernorm-all-reduce", "backward-embedding-all-reduce"});
+  const auto p2p =
+      sum({"forward-send", "forward-recv", "backward-send", "backward-recv",
+           "forward-send-forward-recv", "forward-send-backward-recv", "backward-send-forward-recv",
+           "backward-send-backward-recv", "forward-backward-send-forward-backward-recv"});
   const auto opt = get({"optimizer", "step", "step-microstep", "optimizer-step"});
 
   if (fb) it.at(Phase::kForwardBackward) = *fb;

@@ -13,7 +13,8 @@
 namespace mfu::detail {
 
 /// Seconds since 1970 for a civil UTC date and time.
-[[nodiscard]] double unix_seconds(int year, int month, int day, int hour, int minute, double second);
+[[nodiscard]] double unix_seconds(int year, int month, int day, int hour, int minute,
+                                  double second);
 
 /// Finds a wall-clock timestamp near the start of `line`: "[2024-03-30 20:02:40]",
 /// "[2026-08-22 15:22:22.123456]", "[2022-10-28 23:48:58,641]", "2026-04-18 22:15:40,200",

@@ -38,7 +38,8 @@ class TorchtitanParser : public LineParser {
     const std::int32_t rank = starts_with(raw, "[rank") ? find_rank(raw.substr(0, 16)) : -1;
     std::string_view text = strip_rank_prefix(raw);
     // A new log record ends a config dump that never closed (a cut-off log).
-    if (config_depth_ > 0 && (starts_with(text, "[titan]") || contains(text, " - root - "))) finish_config(number);
+    if (config_depth_ > 0 && (starts_with(text, "[titan]") || contains(text, " - root - ")))
+      finish_config(number);
     if (config_depth_ > 0) {
       config_ += text;
       config_ += '\n';
@@ -102,7 +103,8 @@ class TorchtitanParser : public LineParser {
   }
 
   void meta_line(std::string_view t, std::uint64_t number) {
-    if (const std::size_t p = t.find("Building device mesh with parallelism:"); p != std::string_view::npos) {
+    if (const std::size_t p = t.find("Building device mesh with parallelism:");
+        p != std::string_view::npos) {
       // "pp=1, dp_replicate=1, dp_shard=1, cp=1, tp=1, ep=1, etp=1"
       double world = 1;
       bool complete = true;
@@ -129,17 +131,21 @@ class TorchtitanParser : public LineParser {
     if (contains(t, "Trainer is initialized with")) {
       if (auto v = number_after(t, "local batch size")) out_.meta("micro_batch", *v, number);
       if (auto v = number_after(t, "global batch size")) out_.meta("global_batch", *v, number);
-      if (auto v = number_after(t, "gradient accumulation steps")) out_.meta("grad_accum", *v, number);
+      if (auto v = number_after(t, "gradient accumulation steps"))
+        out_.meta("grad_accum", *v, number);
       if (auto v = number_after(t, "sequence length")) out_.meta("seq_len", *v, number);
       if (auto v = number_after(t, "total steps")) out_.meta("train_iters", *v, number);
       return;
     }
-    if (contains(t, "Training with local batch size") || (contains(t, "local batch size") && contains(t, "sequence length"))) {
-      if (auto v = number_after(t, "global batch size")) out_.meta("global_batch", *v, number, false);
+    if (contains(t, "Training with local batch size") ||
+        (contains(t, "local batch size") && contains(t, "sequence length"))) {
+      if (auto v = number_after(t, "global batch size"))
+        out_.meta("global_batch", *v, number, false);
       if (auto v = number_after(t, "sequence length")) out_.meta("seq_len", *v, number, false);
       return;
     }
-    if (const std::size_t p = t.find("Peak FLOPS used for computing MFU:"); p != std::string_view::npos) {
+    if (const std::size_t p = t.find("Peak FLOPS used for computing MFU:");
+        p != std::string_view::npos) {
       if (auto v = number_after(t.substr(p), "MFU:")) out_.meta("framework_peak_flops", *v, number);
       return;
     }
@@ -155,7 +161,8 @@ class TorchtitanParser : public LineParser {
       out_.meta("recompute", contains(t, "selective") ? "selective" : "full", number);
       return;
     }
-    if (const std::size_t b = t.find("Building "); b != std::string_view::npos && ends_with(trim(t), "with {")) {
+    if (const std::size_t b = t.find("Building ");
+        b != std::string_view::npos && ends_with(trim(t), "with {")) {
       config_ = "{\n";
       config_depth_ = 1;
       config_line_ = number;
@@ -206,7 +213,8 @@ class TorchtitanParser : public LineParser {
         }
       }
     }
-    if (auto o = j.find("output"); o != j.end() && o->is_object()) out_.meta("tied_embeddings", 0.0, line, false);
+    if (auto o = j.find("output"); o != j.end() && o->is_object())
+      out_.meta("tied_embeddings", 0.0, line, false);
   }
 
   RunBuilder& out_;
@@ -221,7 +229,8 @@ double sniff(std::string_view head, std::string_view) {
   std::size_t pos = 0;
   while ((pos = head.find("step:", pos)) != std::string_view::npos) {
     const std::size_t end = head.find('\n', pos);
-    std::string_view l = head.substr(pos, end == std::string_view::npos ? head.size() - pos : end - pos);
+    std::string_view l =
+        head.substr(pos, end == std::string_view::npos ? head.size() - pos : end - pos);
     if (contains(l, "loss:") && (contains(l, "tps:") || contains(l, "tflops:"))) score += 2;
     pos += 5;
   }
@@ -230,15 +239,22 @@ double sniff(std::string_view head, std::string_view) {
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) { return std::make_unique<TorchtitanParser>(out); }
+std::unique_ptr<LineParser> make(RunBuilder& out) {
+  return std::make_unique<TorchtitanParser>(out);
+}
 
 }  // namespace
 
 const FormatSpec& torchtitan_format() {
-  static const FormatSpec spec{"torchtitan", "torchtitan step lines (loss, tps, tflops, mfu), ANSI colours allowed",
-                               sniff,         make,
-                               nullptr,       nullptr,
-                               0,             TimingKind::kAveraged};
+  static const FormatSpec spec{
+      "torchtitan",
+      "torchtitan step lines (loss, tps, tflops, mfu), ANSI colours allowed",
+      sniff,
+      make,
+      nullptr,
+      nullptr,
+      0,
+      TimingKind::kAveraged};
   return spec;
 }
 

@@ -14,7 +14,8 @@ std::string pct_or(const std::optional<double>& v, const char* fallback) {
 }
 
 std::string headline(const Analysis& a) {
-  std::string s = a.mfu ? fmt::format("MFU {}", format_percent(*a.mfu)) : std::string("MFU unknown");
+  std::string s =
+      a.mfu ? fmt::format("MFU {}", format_percent(*a.mfu)) : std::string("MFU unknown");
   if (a.mfu_steady) s += fmt::format(" (steady state {})", format_percent(*a.mfu_steady));
   if (a.hfu) s += fmt::format(", HFU {}", format_percent(*a.hfu));
   if (known(a.gpus) || !a.gpu.empty()) {
@@ -28,8 +29,10 @@ std::string headline(const Analysis& a) {
 std::vector<std::string> framework_lines(const Analysis& a) {
   std::vector<std::string> out;
   if (!a.framework_flops_per_s_per_gpu) return out;
-  std::string l = fmt::format("the log prints {} per GPU", format_flop_rate(*a.framework_flops_per_s_per_gpu));
-  if (a.framework_mfu_steady) l += fmt::format(" ({} of peak)", format_percent(*a.framework_mfu_steady));
+  std::string l =
+      fmt::format("the log prints {} per GPU", format_flop_rate(*a.framework_flops_per_s_per_gpu));
+  if (a.framework_mfu_steady)
+    l += fmt::format(" ({} of peak)", format_percent(*a.framework_mfu_steady));
   if (a.recomputed_flops_per_s_per_gpu && a.framework_agreement) {
     l += fmt::format("; mfu recomputes {} under the {} convention ({:+.1f}%)",
                      format_flop_rate(*a.recomputed_flops_per_s_per_gpu), a.framework_convention,
@@ -37,9 +40,11 @@ std::vector<std::string> framework_lines(const Analysis& a) {
   }
   out.push_back(l);
   if (a.achieved_flops_per_s_per_gpu_steady && a.flops_source != "framework") {
-    const double d = *a.achieved_flops_per_s_per_gpu_steady / *a.framework_flops_per_s_per_gpu - 1.0;
-    out.push_back(fmt::format("mfu's own count ({} convention): {} per GPU in steady state ({:+.1f}% vs the log)",
-                              a.convention, format_flop_rate(*a.achieved_flops_per_s_per_gpu_steady), d * 100.0));
+    const double d =
+        *a.achieved_flops_per_s_per_gpu_steady / *a.framework_flops_per_s_per_gpu - 1.0;
+    out.push_back(fmt::format(
+        "mfu's own count ({} convention): {} per GPU in steady state ({:+.1f}% vs the log)",
+        a.convention, format_flop_rate(*a.achieved_flops_per_s_per_gpu_steady), d * 100.0));
   }
   return out;
 }
@@ -48,32 +53,40 @@ std::vector<std::string> trace_table(const Analysis& a) {
   std::vector<std::string> out;
   if (!a.trace) return out;
   const TraceSummary& t = *a.trace;
-  out.push_back(fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}", "rank", "steps", "step",
-                            "compute", "comm", "exposed", "idle", "host", "overlap", "wait"));
+  out.push_back(fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}", "rank",
+                            "steps", "step", "compute", "comm", "exposed", "idle", "host",
+                            "overlap", "wait"));
   for (const auto& r : t.ranks) {
     const double n = static_cast<double>(std::max<std::size_t>(1, r.steps.size()));
-    out.push_back(fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
-                              r.rank >= 0 ? std::to_string(r.rank) : std::string("?"), r.steps.size(),
-                              format_duration(r.window_s / n), format_duration(r.compute_s / n),
-                              format_duration(r.comm_s / n), format_duration(r.comm_exposed_s / n),
-                              format_duration(r.idle_s / n), format_duration(r.idle_host_s / n),
-                              r.comm_s > 0 ? format_percent(r.overlap_ratio, 0) : std::string("-"),
-                              t.ranks.size() > 1 ? format_duration(r.wait_s / n) : std::string("-")));
+    out.push_back(
+        fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
+                    r.rank >= 0 ? std::to_string(r.rank) : std::string("?"), r.steps.size(),
+                    format_duration(r.window_s / n), format_duration(r.compute_s / n),
+                    format_duration(r.comm_s / n), format_duration(r.comm_exposed_s / n),
+                    format_duration(r.idle_s / n), format_duration(r.idle_host_s / n),
+                    r.comm_s > 0 ? format_percent(r.overlap_ratio, 0) : std::string("-"),
+                    t.ranks.size() > 1 ? format_duration(r.wait_s / n) : std::string("-")));
   }
-  out.push_back("(per step; 'exposed' is communication with no compute running, 'host' the idle time before the CPU "
-                "launched the next kernel, 'overlap' the share of communication hidden under compute, 'wait' the "
-                "exposed collective time spent waiting for slower ranks)");
+  out.push_back(
+      "(per step; 'exposed' is communication with no compute running, 'host' the idle time before "
+      "the CPU "
+      "launched the next kernel, 'overlap' the share of communication hidden under compute, 'wait' "
+      "the "
+      "exposed collective time spent waiting for slower ranks)");
   if (t.ranks.size() > 1) {
-    out.push_back(fmt::format("{} collectives matched across ranks, {} seen on one rank only", t.matched_collectives,
-                              t.unmatched_collectives));
+    out.push_back(fmt::format("{} collectives matched across ranks, {} seen on one rank only",
+                              t.matched_collectives, t.unmatched_collectives));
     if (!t.stragglers.empty()) {
       std::vector<std::string> ids;
       for (int s : t.stragglers) ids.push_back(std::to_string(s));
-      out.push_back(fmt::format("straggler rank(s) {}: {}", fmt::join(ids, ", "), t.straggler_reason));
+      out.push_back(
+          fmt::format("straggler rank(s) {}: {}", fmt::join(ids, ", "), t.straggler_reason));
     }
   }
   for (const auto& r : t.ranks)
-    if (r.rank < 0) out.push_back(fmt::format("{}: rank unknown (no distributedInfo, no rank in the file name)", r.file));
+    if (r.rank < 0)
+      out.push_back(
+          fmt::format("{}: rank unknown (no distributedInfo, no rank in the file name)", r.file));
   return out;
 }
 
@@ -82,11 +95,21 @@ std::vector<std::string> trace_table(const Analysis& a) {
 void render_analysis(const Analysis& a, const Run& run, OutputFormat format, const RenderOptions& o,
                      std::ostream& out) {
   switch (format) {
-    case OutputFormat::kText: detail::render_analysis_text(a, o, out); return;
-    case OutputFormat::kJson: detail::render_analysis_json(a, run, o, out); return;
-    case OutputFormat::kMarkdown: detail::render_analysis_markdown(a, out); return;
-    case OutputFormat::kCsv: detail::render_analysis_csv(a, run, out); return;
-    case OutputFormat::kHtml: detail::render_analysis_html(a, out); return;
+    case OutputFormat::kText:
+      detail::render_analysis_text(a, o, out);
+      return;
+    case OutputFormat::kJson:
+      detail::render_analysis_json(a, run, o, out);
+      return;
+    case OutputFormat::kMarkdown:
+      detail::render_analysis_markdown(a, out);
+      return;
+    case OutputFormat::kCsv:
+      detail::render_analysis_csv(a, run, out);
+      return;
+    case OutputFormat::kHtml:
+      detail::render_analysis_html(a, out);
+      return;
   }
   throw Error("unknown output format");
 }

@@ -23,7 +23,8 @@ namespace mfu::detail {
 [[nodiscard]] std::vector<std::string> trace_table(const Analysis& a);
 
 void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostream& out);
-void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions& o, std::ostream& out);
+void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions& o,
+                          std::ostream& out);
 void render_analysis_markdown(const Analysis& a, std::ostream& out);
 void render_analysis_csv(const Analysis& a, const Run& run, std::ostream& out);
 void render_analysis_html(const Analysis& a, std::ostream& out);

@@ -15,11 +15,20 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -40,8 +49,8 @@ const char* fill_of(const std::string& b) {
 
 /// A line chart of one series over the steps. `value` picks the y value of a point.
 template <class F>
-std::string line_chart(const std::vector<SeriesPoint>& pts, F value, const std::string& title, const std::string& unit,
-                       double scale, const std::string& id) {
+std::string line_chart(const std::vector<SeriesPoint>& pts, F value, const std::string& title,
+                       const std::string& unit, double scale, const std::string& id) {
   const double W = 900, H = 260, L = 70, R = 20, Tp = 30, Bm = 40;
   std::vector<std::pair<double, double>> xy;
   for (const auto& p : pts) {
@@ -65,30 +74,40 @@ std::string line_chart(const std::vector<SeriesPoint>& pts, F value, const std::
   auto X = [&](double x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
   auto Y = [&](double y) { return H - Bm - y / y1 * (H - Tp - Bm); };
   // Axes and ticks.
-  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>\n", L, H - Bm, W - R, H - Bm);
-  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>\n", L, Tp, L, H - Bm);
+  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>\n", L, H - Bm,
+                     W - R, H - Bm);
+  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>\n", L, Tp, L,
+                     H - Bm);
   for (int k = 0; k <= 4; ++k) {
     const double yv = y1 * k / 4.0;
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>\n", L - 6, Y(yv) + 4,
-                       format_number(yv, 3));
-    svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"grid\"/>\n", L, Y(yv), W - R, Y(yv));
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>\n",
+                       L - 6, Y(yv) + 4, format_number(yv, 3));
+    svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"grid\"/>\n",
+                       L, Y(yv), W - R, Y(yv));
     const double xv = x0 + (x1 - x0) * k / 4.0;
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>\n", X(xv), H - Bm + 16,
-                       static_cast<long long>(std::llround(xv)));
+    svg +=
+        fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>\n",
+                    X(xv), H - Bm + 16, static_cast<long long>(std::llround(xv)));
   }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">step</text>\n", (L + W - R) / 2, H - 6);
-  svg += fmt::format("<text x=\"14\" y=\"{}\" class=\"tick\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>\n",
-                     (Tp + H - Bm) / 2, (Tp + H - Bm) / 2, esc(unit));
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">step</text>\n",
+                     (L + W - R) / 2, H - 6);
+  svg += fmt::format(
+      "<text x=\"14\" y=\"{}\" class=\"tick\" transform=\"rotate(-90 14 {})\" "
+      "text-anchor=\"middle\">{}</text>\n",
+      (Tp + H - Bm) / 2, (Tp + H - Bm) / 2, esc(unit));
   std::string path;
-  for (auto [x, y] : xy) path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", X(x), Y(y));
+  for (auto [x, y] : xy)
+    path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", X(x), Y(y));
   svg += fmt::format("<path d=\"{}\" class=\"series\"/>\n", path);
   // Stalls and warm-up marked.
   for (const auto& p : pts) {
     const double v = value(p);
     if (!std::isfinite(v) || !(p.stall || p.warmup)) continue;
-    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" class=\"{}\"><title>step {}: {}</title></circle>\n",
-                       X(static_cast<double>(p.step)), Y(v * scale), p.stall ? "stall" : "warm", p.step,
-                       p.stall ? "stall" : "warm-up");
+    svg += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" class=\"{}\"><title>step {}: "
+        "{}</title></circle>\n",
+        X(static_cast<double>(p.step)), Y(v * scale), p.stall ? "stall" : "warm", p.step,
+        p.stall ? "stall" : "warm-up");
   }
   return svg + "</svg>\n";
 }
@@ -96,8 +115,10 @@ std::string line_chart(const std::vector<SeriesPoint>& pts, F value, const std::
 std::string waterfall_chart(const Analysis& a) {
   const double W = 900, H = 60 + 26.0 * static_cast<double>(a.buckets.size());
   std::string svg = fmt::format(
-      "<svg id=\"waterfall\" class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"lost-time waterfall\" "
-      "xmlns=\"http://www.w3.org/2000/svg\">\n<text x=\"10\" y=\"18\" class=\"title\">where the wall time went</text>\n",
+      "<svg id=\"waterfall\" class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" "
+      "aria-label=\"lost-time waterfall\" "
+      "xmlns=\"http://www.w3.org/2000/svg\">\n<text x=\"10\" y=\"18\" class=\"title\">where the "
+      "wall time went</text>\n",
       W, H);
   double acc = 0;
   double y = 34;
@@ -105,14 +126,17 @@ std::string waterfall_chart(const Analysis& a) {
   for (const auto& b : a.buckets) {
     const double x = L + acc * span;
     const double w = std::max(0.0, b.fraction * span);
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"label\" text-anchor=\"end\">{}</text>\n", L - 8, y + 14,
-                       esc(b.label));
-    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"18\" fill=\"{}\" class=\"bucket\" "
-                       "data-bucket=\"{}\"><title>{}: {} ({}, {})</title></rect>\n",
-                       x, y, w, fill_of(b.name), b.name, esc(b.label), format_duration(b.seconds),
-                       format_percent(b.fraction), to_string(b.source));
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\">{}</text>\n", std::min(W - 110, x + w + 6), y + 14,
-                       format_percent(b.fraction));
+    svg +=
+        fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"label\" text-anchor=\"end\">{}</text>\n",
+                    L - 8, y + 14, esc(b.label));
+    svg += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"18\" fill=\"{}\" "
+        "class=\"bucket\" "
+        "data-bucket=\"{}\"><title>{}: {} ({}, {})</title></rect>\n",
+        x, y, w, fill_of(b.name), b.name, esc(b.label), format_duration(b.seconds),
+        format_percent(b.fraction), to_string(b.source));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\">{}</text>\n",
+                       std::min(W - 110, x + w + 6), y + 14, format_percent(b.fraction));
     acc += b.fraction;
     y += 26;
   }
@@ -122,13 +146,17 @@ std::string waterfall_chart(const Analysis& a) {
 }  // namespace
 
 void render_analysis_html(const Analysis& a, std::ostream& out) {
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>mfu report</title>\n"
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>mfu "
+         "report</title>\n"
          "<style>\nbody{font-family:system-ui,sans-serif;margin:2em;max-width:960px;color:#222}\n"
-         "h1{font-size:1.4em}table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ddd;"
+         "h1{font-size:1.4em}table{border-collapse:collapse}td,th{padding:3px "
+         "10px;border-bottom:1px solid #ddd;"
          "text-align:left}\n.chart{width:100%;height:auto;margin:1em 0;background:#fafafa}\n"
          ".title{font-weight:bold;font-size:14px}.tick,.label{font-size:11px;fill:#444}\n"
-         ".axis{stroke:#333}.grid{stroke:#e4e4e4}.series{fill:none;stroke:#1f6fbf;stroke-width:1.5}\n"
-         ".stall{fill:#d04040}.warm{fill:#999}.small{color:#666;font-size:.9em}\n</style></head><body>\n";
+         ".axis{stroke:#333}.grid{stroke:#e4e4e4}.series{fill:none;stroke:#1f6fbf;stroke-width:1.5}"
+         "\n"
+         ".stall{fill:#d04040}.warm{fill:#999}.small{color:#666;font-size:.9em}\n</style></"
+         "head><body>\n";
   out << "<h1>" << esc(headline(a)) << "</h1>\n";
   out << "<p class=\"small\">" << esc(a.format) << " log: ";
   for (std::size_t i = 0; i < a.inputs.size(); ++i) out << (i ? ", " : "") << esc(a.inputs[i]);
@@ -139,32 +167,44 @@ void render_analysis_html(const Analysis& a, std::ostream& out) {
   row("MFU (whole run)", pct_or(a.mfu));
   row("MFU (steady state)", pct_or(a.mfu_steady));
   if (a.hfu) row("HFU", format_percent(*a.hfu));
-  if (a.achieved_flops_per_s_per_gpu) row("achieved per GPU", format_flop_rate(*a.achieved_flops_per_s_per_gpu));
-  if (known(a.peak_flops_per_gpu)) row("peak per GPU", format_flop_rate(a.peak_flops_per_gpu) + " (" + a.gpu + " " + a.dtype + ")");
+  if (a.achieved_flops_per_s_per_gpu)
+    row("achieved per GPU", format_flop_rate(*a.achieved_flops_per_s_per_gpu));
+  if (known(a.peak_flops_per_gpu))
+    row("peak per GPU",
+        format_flop_rate(a.peak_flops_per_gpu) + " (" + a.gpu + " " + a.dtype + ")");
   if (a.tokens_per_s) row("tokens/s", format_count(*a.tokens_per_s));
   row("step time (median)", format_duration(a.step_time.median));
   row("wall time", format_duration(a.wall_time_s));
   if (a.goodput) row("goodput", format_percent(*a.goodput));
   out << "</table>\n";
-  out << line_chart(a.series, [](const SeriesPoint& p) { return p.time_s; }, "step time (red: stalls, grey: warm-up)",
-                    "seconds", 1.0, "steptime");
+  out << line_chart(
+      a.series, [](const SeriesPoint& p) { return p.time_s; },
+      "step time (red: stalls, grey: warm-up)", "seconds", 1.0, "steptime");
   bool any_mfu = false;
   for (const auto& p : a.series) any_mfu = any_mfu || std::isfinite(p.mfu);
   if (any_mfu)
-    out << line_chart(a.series, [](const SeriesPoint& p) { return p.mfu; }, "MFU per record", "MFU %", 100.0, "mfu");
+    out << line_chart(
+        a.series, [](const SeriesPoint& p) { return p.mfu; }, "MFU per record", "MFU %", 100.0,
+        "mfu");
   out << waterfall_chart(a);
-  out << "<h2>Where the time went</h2>\n<table><tr><th>bucket</th><th>share</th><th>time</th><th>known as</th><th>made of</th></tr>\n";
+  out << "<h2>Where the time "
+         "went</h2>\n<table><tr><th>bucket</th><th>share</th><th>time</th><th>known "
+         "as</th><th>made of</th></tr>\n";
   for (const auto& b : a.buckets) {
     if (b.seconds <= 0) continue;
-    out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td></tr>\n", esc(b.label),
-                       format_percent(b.fraction), format_duration(b.seconds), to_string(b.source), esc(b.detail));
+    out << fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td></tr>\n",
+        esc(b.label), format_percent(b.fraction), format_duration(b.seconds), to_string(b.source),
+        esc(b.detail));
   }
   out << "</table>\n";
   if (!a.fixes.empty()) {
     out << "<h2>Fix first</h2>\n<ol>\n";
     for (const auto& f : a.fixes)
-      out << fmt::format("<li><b>{}</b>: {}{}. {}</li>\n", esc(f.label), format_duration(f.seconds),
-                         f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points)", f.mfu_gain * 100) : "", esc(f.advice));
+      out << fmt::format(
+          "<li><b>{}</b>: {}{}. {}</li>\n", esc(f.label), format_duration(f.seconds),
+          f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points)", f.mfu_gain * 100) : "",
+          esc(f.advice));
     out << "</ol>\n";
   }
   if (a.trace) {
@@ -179,7 +219,9 @@ void render_analysis_html(const Analysis& a, std::ostream& out) {
     out << "</ul>\n";
   }
   out << "<h2>Inputs</h2>\n<table>\n";
-  for (const auto& u : a.used) out << "<tr><td>" << esc(u.name) << "</td><td>" << esc(u.value) << "</td><td class=\"small\">" << esc(u.source) << "</td></tr>\n";
+  for (const auto& u : a.used)
+    out << "<tr><td>" << esc(u.name) << "</td><td>" << esc(u.value) << "</td><td class=\"small\">"
+        << esc(u.source) << "</td></tr>\n";
   out << "</table>\n";
   if (!a.unknowns.empty() || !a.warnings.empty()) {
     out << "<h2>Notes</h2>\n<ul>\n";

@@ -1,8 +1,7 @@
 // The versioned JSON report of `mfu analyze` (the baseline format of `mfu check`).
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "analysis/resolve.hpp"
 #include "report/analysis_common.hpp"
@@ -10,17 +9,23 @@
 namespace mfu::detail {
 namespace {
 
-nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json opt(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+nlohmann::json num(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 nlohmann::json dist(const Distribution& d) {
-  return {{"mean", num(d.mean)}, {"median", num(d.median)}, {"p05", num(d.p05)}, {"p95", num(d.p95)},
-          {"min", num(d.min)},   {"max", num(d.max)},       {"mad", num(d.mad)}, {"count", d.count}};
+  return {{"mean", num(d.mean)}, {"median", num(d.median)}, {"p05", num(d.p05)},
+          {"p95", num(d.p95)},   {"min", num(d.min)},       {"max", num(d.max)},
+          {"mad", num(d.mad)},   {"count", d.count}};
 }
 
 }  // namespace
 
-void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions& o, std::ostream& out) {
+void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions& o,
+                          std::ostream& out) {
   nlohmann::json j;
   j["schema_version"] = kJsonSchemaVersion;
   j["tool"] = "mfu";
@@ -41,38 +46,51 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
   j["gpu_hours"] = a.gpu_hours;
   j["convention"] = a.convention;
   j["recompute"] = a.recompute;
-  j["flops_source"] = a.flops_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.flops_source);
+  j["flops_source"] =
+      a.flops_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.flops_source);
   j["model_flops_per_token"] = num(a.model_flops_per_token);
   j["total_model_flops"] = num(a.total_model_flops);
   j["total_tokens"] = num(a.total_tokens);
-  j["iterations"] = {{"total", a.iterations_total}, {"analyzed", a.iterations_analyzed}, {"warmup", a.warmup_iterations}};
+  j["iterations"] = {{"total", a.iterations_total},
+                     {"analyzed", a.iterations_analyzed},
+                     {"warmup", a.warmup_iterations}};
   j["warmup_time_s"] = a.warmup_time_s;
   j["step_time_s"] = dist(a.step_time);
   j["mfu_per_iteration"] = dist(a.mfu_per_iteration);
   j["buckets"] = nlohmann::json::array();
   for (const auto& b : a.buckets) {
-    nlohmann::json e{{"name", b.name},         {"label", b.label},       {"seconds", b.seconds},
-                     {"fraction", b.fraction}, {"gpu_hours", b.gpu_hours}, {"source", to_string(b.source)},
-                     {"detail", b.detail},     {"mfu_gain", b.mfu_gain}};
+    nlohmann::json e{{"name", b.name},           {"label", b.label},
+                     {"seconds", b.seconds},     {"fraction", b.fraction},
+                     {"gpu_hours", b.gpu_hours}, {"source", to_string(b.source)},
+                     {"detail", b.detail},       {"mfu_gain", b.mfu_gain}};
     if (b.cost) e["cost"] = *b.cost;
     if (b.energy_kwh) e["energy_kwh"] = *b.energy_kwh;
     j["buckets"].push_back(e);
   }
-  nlohmann::json stalls{{"count", a.stalls.count},
-                        {"threshold_s", num(a.stalls.threshold_s)},
-                        {"excess_s", a.stalls.excess_s},
-                        {"period_steps", a.stalls.period_steps ? nlohmann::json(*a.stalls.period_steps) : nlohmann::json(nullptr)},
-                        {"period_cause", a.stalls.period_cause},
-                        {"worst", nlohmann::json::array()}};
+  nlohmann::json stalls{
+      {"count", a.stalls.count},
+      {"threshold_s", num(a.stalls.threshold_s)},
+      {"excess_s", a.stalls.excess_s},
+      {"period_steps",
+       a.stalls.period_steps ? nlohmann::json(*a.stalls.period_steps) : nlohmann::json(nullptr)},
+      {"period_cause", a.stalls.period_cause},
+      {"worst", nlohmann::json::array()}};
   for (const auto& s : a.stalls.worst)
-    stalls["worst"].push_back({{"step", s.step}, {"time_s", s.time_s}, {"excess_s", s.excess_s}, {"line", s.line}, {"cause", s.cause}});
+    stalls["worst"].push_back({{"step", s.step},
+                               {"time_s", s.time_s},
+                               {"excess_s", s.excess_s},
+                               {"line", s.line},
+                               {"cause", s.cause}});
   j["stalls"] = stalls;
   j["goodput"] = opt(a.goodput);
   j["restarts"] = a.restarts;
   j["steps_lost"] = a.steps_lost;
   j["fixes"] = nlohmann::json::array();
   for (const auto& f : a.fixes)
-    j["fixes"].push_back({{"bucket", f.bucket}, {"seconds", f.seconds}, {"mfu_gain", f.mfu_gain}, {"advice", f.advice}});
+    j["fixes"].push_back({{"bucket", f.bucket},
+                          {"seconds", f.seconds},
+                          {"mfu_gain", f.mfu_gain},
+                          {"advice", f.advice}});
   j["framework"] = {{"flops_per_s_per_gpu", opt(a.framework_flops_per_s_per_gpu)},
                     {"mfu_steady", opt(a.framework_mfu_steady)},
                     {"convention", a.framework_convention},
@@ -81,34 +99,36 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
   j["cost"] = opt(a.total_cost);
   j["energy_kwh"] = opt(a.total_energy_kwh);
   j["inputs_used"] = nlohmann::json::array();
-  for (const auto& u : a.used) j["inputs_used"].push_back({{"name", u.name}, {"value", u.value}, {"source", u.source}});
+  for (const auto& u : a.used)
+    j["inputs_used"].push_back({{"name", u.name}, {"value", u.value}, {"source", u.source}});
   j["unknowns"] = a.unknowns;
   j["warnings"] = a.warnings;
   if (a.trace) {
     nlohmann::json t;
     t["ranks"] = nlohmann::json::array();
     for (const auto& r : a.trace->ranks) {
-      nlohmann::json rj{{"rank", r.rank >= 0 ? nlohmann::json(r.rank) : nlohmann::json(nullptr)},
-                        {"rank_source", r.rank_source},
-                        {"file", r.file},
-                        {"device", r.device_name},
-                        {"world_size", r.world_size},
-                        {"steps", r.steps.size()},
-                        {"kernels", r.kernels},
-                        {"comm_kernels", r.comm_kernels},
-                        {"window_s", r.window_s},
-                        {"compute_s", r.compute_s},
-                        {"comm_s", r.comm_s},
-                        {"comm_exposed_s", r.comm_exposed_s},
-                        {"memory_exposed_s", r.memory_exposed_s},
-                        {"idle_s", r.idle_s},
-                        {"idle_host_s", r.idle_host_s},
-                        {"idle_data_s", r.idle_data_s},
-                        {"overlap_ratio", r.overlap_ratio},
-                        {"collective_wait_s", r.wait_s},
-                        {"collective_transfer_s", r.transfer_s},
-                        {"arrived_last", r.arrived_last},
-                        {"executed_flops", r.has_flops ? nlohmann::json(r.flops) : nlohmann::json(nullptr)}};
+      nlohmann::json rj{
+          {"rank", r.rank >= 0 ? nlohmann::json(r.rank) : nlohmann::json(nullptr)},
+          {"rank_source", r.rank_source},
+          {"file", r.file},
+          {"device", r.device_name},
+          {"world_size", r.world_size},
+          {"steps", r.steps.size()},
+          {"kernels", r.kernels},
+          {"comm_kernels", r.comm_kernels},
+          {"window_s", r.window_s},
+          {"compute_s", r.compute_s},
+          {"comm_s", r.comm_s},
+          {"comm_exposed_s", r.comm_exposed_s},
+          {"memory_exposed_s", r.memory_exposed_s},
+          {"idle_s", r.idle_s},
+          {"idle_host_s", r.idle_host_s},
+          {"idle_data_s", r.idle_data_s},
+          {"overlap_ratio", r.overlap_ratio},
+          {"collective_wait_s", r.wait_s},
+          {"collective_transfer_s", r.transfer_s},
+          {"arrived_last", r.arrived_last},
+          {"executed_flops", r.has_flops ? nlohmann::json(r.flops) : nlohmann::json(nullptr)}};
       rj["per_step"] = nlohmann::json::array();
       for (const auto& st : r.steps)
         rj["per_step"].push_back({{"step", st.step},

@@ -13,8 +13,11 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
   out << fmt::format("| MFU (steady state) | {} |\n", pct_or(a.mfu_steady));
   if (a.hfu) out << fmt::format("| HFU | {} |\n", format_percent(*a.hfu));
   if (a.achieved_flops_per_s_per_gpu)
-    out << fmt::format("| achieved per GPU | {} |\n", format_flop_rate(*a.achieved_flops_per_s_per_gpu));
-  if (known(a.peak_flops_per_gpu)) out << fmt::format("| peak per GPU | {} ({}) |\n", format_flop_rate(a.peak_flops_per_gpu), a.gpu);
+    out << fmt::format("| achieved per GPU | {} |\n",
+                       format_flop_rate(*a.achieved_flops_per_s_per_gpu));
+  if (known(a.peak_flops_per_gpu))
+    out << fmt::format("| peak per GPU | {} ({}) |\n", format_flop_rate(a.peak_flops_per_gpu),
+                       a.gpu);
   if (a.tokens_per_s) out << fmt::format("| tokens/s | {} |\n", format_count(*a.tokens_per_s));
   out << fmt::format("| step time (median) | {} |\n", format_duration(a.step_time.median));
   out << fmt::format("| wall time | {} |\n", format_duration(a.wall_time_s));
@@ -22,19 +25,22 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
   out << "\n### Where the time went\n\n| bucket | share | time | known as |\n|---|---:|---:|---|\n";
   for (const auto& b : a.buckets) {
     if (b.seconds <= 0) continue;
-    out << fmt::format("| {} | {} | {} | {} |\n", b.label, format_percent(b.fraction), format_duration(b.seconds),
-                       to_string(b.source));
+    out << fmt::format("| {} | {} | {} | {} |\n", b.label, format_percent(b.fraction),
+                       format_duration(b.seconds), to_string(b.source));
   }
   if (!a.fixes.empty()) {
     out << "\n### Fix first\n\n";
     int k = 1;
     for (const auto& f : a.fixes)
-      out << fmt::format("{}. **{}** ({}{}): {}\n", k++, f.label, format_duration(f.seconds),
-                         f.mfu_gain > 0 ? fmt::format(", +{:.1f} MFU points", f.mfu_gain * 100) : "", f.advice);
+      out << fmt::format(
+          "{}. **{}** ({}{}): {}\n", k++, f.label, format_duration(f.seconds),
+          f.mfu_gain > 0 ? fmt::format(", +{:.1f} MFU points", f.mfu_gain * 100) : "", f.advice);
   }
   if (a.stalls.count > 0)
-    out << fmt::format("\n{} stalled records cost {}{}.\n", a.stalls.count, format_duration(a.stalls.excess_s),
-                       a.stalls.period_steps ? fmt::format(", recurring every {} steps", *a.stalls.period_steps) : "");
+    out << fmt::format(
+        "\n{} stalled records cost {}{}.\n", a.stalls.count, format_duration(a.stalls.excess_s),
+        a.stalls.period_steps ? fmt::format(", recurring every {} steps", *a.stalls.period_steps)
+                              : "");
   if (a.trace) {
     out << "\n### Per rank\n\n```\n";
     for (const auto& l : trace_table(a)) out << l << '\n';

@@ -27,31 +27,37 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
   out << fmt::format("{}{}{}\n", bold, headline(a), reset);
   std::vector<std::string> facts;
   if (a.achieved_flops_per_s_per_gpu)
-    facts.push_back(fmt::format("achieved {} per GPU{}", format_flop_rate(*a.achieved_flops_per_s_per_gpu),
-                                known(a.peak_flops_per_gpu)
-                                    ? fmt::format(" of {} ({} dense)", format_flop_rate(a.peak_flops_per_gpu), a.dtype)
-                                    : std::string()));
+    facts.push_back(fmt::format(
+        "achieved {} per GPU{}", format_flop_rate(*a.achieved_flops_per_s_per_gpu),
+        known(a.peak_flops_per_gpu)
+            ? fmt::format(" of {} ({} dense)", format_flop_rate(a.peak_flops_per_gpu), a.dtype)
+            : std::string()));
   if (a.tokens_per_s)
-    facts.push_back(fmt::format("{} tokens/s{}", format_count(*a.tokens_per_s),
-                                a.tokens_per_s_per_gpu ? fmt::format(" ({} per GPU)", format_count(*a.tokens_per_s_per_gpu))
-                                                       : std::string()));
+    facts.push_back(fmt::format(
+        "{} tokens/s{}", format_count(*a.tokens_per_s),
+        a.tokens_per_s_per_gpu ? fmt::format(" ({} per GPU)", format_count(*a.tokens_per_s_per_gpu))
+                               : std::string()));
   for (const auto& f : facts) out << "  " << f << '\n';
-  out << fmt::format("  step {} median (p05 {}, p95 {}) over {} steady iterations\n", format_duration(a.step_time.median),
-                     format_duration(a.step_time.p05), format_duration(a.step_time.p95), a.iterations_analyzed);
+  out << fmt::format("  step {} median (p05 {}, p95 {}) over {} steady iterations\n",
+                     format_duration(a.step_time.median), format_duration(a.step_time.p05),
+                     format_duration(a.step_time.p95), a.iterations_analyzed);
   out << fmt::format("  wall time {}{}", format_duration(a.wall_time_s),
-                     known(a.gpus) ? fmt::format(" on {} GPUs = {} GPU-hours", format_number(a.gpus),
-                                                 format_number(a.gpu_hours, 4))
-                                   : std::string());
+                     known(a.gpus)
+                         ? fmt::format(" on {} GPUs = {} GPU-hours", format_number(a.gpus),
+                                       format_number(a.gpu_hours, 4))
+                         : std::string());
   if (a.total_cost) out << fmt::format(", {}", format_money(*a.total_cost));
-  if (a.total_energy_kwh) out << fmt::format(", {} kWh at TDP", format_number(*a.total_energy_kwh, 4));
+  if (a.total_energy_kwh)
+    out << fmt::format(", {} kWh at TDP", format_number(*a.total_energy_kwh, 4));
   out << '\n';
   if (a.warmup_iterations > 0)
-    out << fmt::format("  warm-up: {} iterations ({}) left out of the steady-state figures\n", a.warmup_iterations,
-                       format_duration(a.warmup_time_s));
+    out << fmt::format("  warm-up: {} iterations ({}) left out of the steady-state figures\n",
+                       a.warmup_iterations, format_duration(a.warmup_time_s));
   if (a.goodput && (*a.goodput < 0.995 || a.restarts > 0))
-    out << fmt::format("  goodput {}{}\n", format_percent(*a.goodput),
-                       a.restarts ? fmt::format(" ({} restarts, {} steps redone)", a.restarts, a.steps_lost)
-                                  : std::string());
+    out << fmt::format(
+        "  goodput {}{}\n", format_percent(*a.goodput),
+        a.restarts ? fmt::format(" ({} restarts, {} steps redone)", a.restarts, a.steps_lost)
+                   : std::string());
 
   out << fmt::format("\n{}where the time went{}\n", bold, reset);
   const int bar_width = std::max(10, std::min(40, o.width - 60));
@@ -60,33 +66,41 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
     const int filled = static_cast<int>(b.fraction * bar_width + 0.5);
     std::string bar;
     for (int i = 0; i < bar_width; ++i) bar += i < filled ? "\u2588" : "\u00b7";
-    out << fmt::format("  {:<34} {}{}{} {:>6}  {:>10}  {}{}{}\n", b.label, o.color ? colour_of(b.name) : "", bar, reset,
-                       format_percent(b.fraction), format_duration(b.seconds), dim, to_string(b.source), reset);
+    out << fmt::format("  {:<34} {}{}{} {:>6}  {:>10}  {}{}{}\n", b.label,
+                       o.color ? colour_of(b.name) : "", bar, reset, format_percent(b.fraction),
+                       format_duration(b.seconds), dim, to_string(b.source), reset);
   }
   if (a.stalls.count > 0) {
-    out << fmt::format("\n{}stalls{}: {} records slower than {} (median + 3 MAD) cost {}", bold, reset, a.stalls.count,
-                       format_duration(a.stalls.threshold_s), format_duration(a.stalls.excess_s));
+    out << fmt::format("\n{}stalls{}: {} records slower than {} (median + 3 MAD) cost {}", bold,
+                       reset, a.stalls.count, format_duration(a.stalls.threshold_s),
+                       format_duration(a.stalls.excess_s));
     if (a.stalls.period_steps)
-      out << fmt::format("; they recur every {} steps{}", *a.stalls.period_steps,
-                         a.stalls.period_cause.empty() ? std::string() : " (" + a.stalls.period_cause + ")");
+      out << fmt::format(
+          "; they recur every {} steps{}", *a.stalls.period_steps,
+          a.stalls.period_cause.empty() ? std::string() : " (" + a.stalls.period_cause + ")");
     out << '\n';
     for (std::size_t i = 0; i < std::min<std::size_t>(3, a.stalls.worst.size()); ++i) {
       const auto& s = a.stalls.worst[i];
-      const char* at = s.cause == "checkpoint" ? " at a checkpoint" : s.cause == "eval" ? " at an evaluation" : "";
-      out << fmt::format("  step {}: {} (+{}){}\n", s.step, format_duration(s.time_s), format_duration(s.excess_s), at);
+      const char* at = s.cause == "checkpoint" ? " at a checkpoint"
+                       : s.cause == "eval"     ? " at an evaluation"
+                                               : "";
+      out << fmt::format("  step {}: {} (+{}){}\n", s.step, format_duration(s.time_s),
+                         format_duration(s.excess_s), at);
     }
   }
   if (!a.fixes.empty()) {
     out << fmt::format("\n{}fix first{}\n", bold, reset);
     int k = 1;
     for (const auto& f : a.fixes) {
-      out << fmt::format("  {}. {}: {}{}\n     {}\n", k++, f.label, format_duration(f.seconds),
-                         f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points if removed)", f.mfu_gain * 100) : "",
-                         f.advice);
+      out << fmt::format(
+          "  {}. {}: {}{}\n     {}\n", k++, f.label, format_duration(f.seconds),
+          f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points if removed)", f.mfu_gain * 100) : "",
+          f.advice);
     }
   }
   if (a.trace) {
-    out << fmt::format("\n{}per rank{} (device time per rank, from the profiler traces)\n", bold, reset);
+    out << fmt::format("\n{}per rank{} (device time per rank, from the profiler traces)\n", bold,
+                       reset);
     for (const auto& l : trace_table(a)) out << "  " << l << '\n';
   }
   const auto fw = framework_lines(a);
@@ -95,10 +109,11 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
     for (const auto& l : fw) out << "  " << l << '\n';
   }
   out << fmt::format("\n{}inputs{}\n", bold, reset);
-  for (const auto& u : a.used) out << fmt::format("  {:<16} {:<22} {}{}{}\n", u.name, u.value, dim, u.source, reset);
+  for (const auto& u : a.used)
+    out << fmt::format("  {:<16} {:<22} {}{}{}\n", u.name, u.value, dim, u.source, reset);
   if (known(a.model_flops_per_token))
-    out << fmt::format("  {:<16} {:<22} {}{} convention{}\n", "FLOPs/token", format_flops(a.model_flops_per_token), dim,
-                       a.convention, reset);
+    out << fmt::format("  {:<16} {:<22} {}{} convention{}\n", "FLOPs/token",
+                       format_flops(a.model_flops_per_token), dim, a.convention, reset);
   if (!a.unknowns.empty()) {
     out << fmt::format("\n{}not known{} (the report gives what it can)\n", bold, reset);
     for (const auto& u : a.unknowns) out << "  - " << u << '\n';

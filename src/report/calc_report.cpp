@@ -19,10 +19,13 @@ std::vector<std::pair<std::string, std::string>> calc_rows(const CalcResult& r) 
   auto add = [&](const std::string& k, const std::string& v) { rows.emplace_back(k, v); };
   if (r.mfu) add("MFU", format_percent(*r.mfu));
   if (r.hfu) add(fmt::format("HFU (recompute {})", r.recompute), format_percent(*r.hfu));
-  if (r.achieved_flops_per_s_per_gpu) add("achieved per GPU", format_flop_rate(*r.achieved_flops_per_s_per_gpu));
+  if (r.achieved_flops_per_s_per_gpu)
+    add("achieved per GPU", format_flop_rate(*r.achieved_flops_per_s_per_gpu));
   if (r.peak_flops_per_s_per_gpu) {
-    std::string what = r.gpu.empty() ? std::string("given") : fmt::format("{} dense {}", r.gpu, r.dtype);
-    add("peak per GPU", fmt::format("{} ({})", format_flop_rate(*r.peak_flops_per_s_per_gpu), what));
+    std::string what =
+        r.gpu.empty() ? std::string("given") : fmt::format("{} dense {}", r.gpu, r.dtype);
+    add("peak per GPU",
+        fmt::format("{} ({})", format_flop_rate(*r.peak_flops_per_s_per_gpu), what));
   }
   if (r.gpus) add("GPUs", format_number(*r.gpus, 6));
   if (r.step_time_s) add("step time", format_duration(*r.step_time_s));
@@ -30,9 +33,13 @@ std::vector<std::pair<std::string, std::string>> calc_rows(const CalcResult& r) 
   if (r.tokens_per_step) add("tokens per step", format_count(*r.tokens_per_step));
   if (r.model_flops_per_step) add("model FLOPs per step", format_flops(*r.model_flops_per_step));
   if (r.model_flops_per_token) add("model FLOPs per token", format_flops(*r.model_flops_per_token));
-  if (r.hardware_flops_per_token && r.hfu) add("hardware FLOPs per token", format_flops(*r.hardware_flops_per_token));
-  if (r.params) add("parameters", fmt::format("{} (N in 6N: {})", format_count(*r.params), format_count(r.matmul_params.value_or(*r.params))));
-  if (!r.flops_formula.empty()) add("FLOP convention", fmt::format("{}: {}", r.convention, r.flops_formula));
+  if (r.hardware_flops_per_token && r.hfu)
+    add("hardware FLOPs per token", format_flops(*r.hardware_flops_per_token));
+  if (r.params)
+    add("parameters", fmt::format("{} (N in 6N: {})", format_count(*r.params),
+                                  format_count(r.matmul_params.value_or(*r.params))));
+  if (!r.flops_formula.empty())
+    add("FLOP convention", fmt::format("{}: {}", r.convention, r.flops_formula));
   if (r.train_time_s) add("time to train", format_duration(*r.train_time_s));
   if (r.gpu_hours) add("GPU-hours", format_number(*r.gpu_hours, 6));
   if (r.cost) add("cost", format_money(*r.cost));
@@ -42,7 +49,8 @@ std::vector<std::pair<std::string, std::string>> calc_rows(const CalcResult& r) 
 
 }  // namespace
 
-void render_calc(const CalcResult& r, OutputFormat format, const RenderOptions& options, std::ostream& out) {
+void render_calc(const CalcResult& r, OutputFormat format, const RenderOptions& options,
+                 std::ostream& out) {
   switch (format) {
     case OutputFormat::kJson: {
       nlohmann::json j;
@@ -84,8 +92,8 @@ void render_calc(const CalcResult& r, OutputFormat format, const RenderOptions& 
       for (const auto& [k, v] : rows) w = std::max(w, k.size());
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const bool head = i == 0 && options.color;
-        out << fmt::format("{:<{}}  {}{}{}\n", rows[i].first, w, head ? "\x1b[1m" : "", rows[i].second,
-                           head ? "\x1b[0m" : "");
+        out << fmt::format("{:<{}}  {}{}{}\n", rows[i].first, w, head ? "\x1b[1m" : "",
+                           rows[i].second, head ? "\x1b[0m" : "");
       }
       for (const auto& n : r.notes) out << "note: " << n << '\n';
       return;

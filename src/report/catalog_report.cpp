@@ -59,21 +59,26 @@ void render_gpu_list(const GpuDatabase& db, OutputFormat format, std::ostream& o
            "|---|---|---|---|---|---|---|---|---|\n";
   } else {
     out << "dense peak TFLOP/s per accelerator (sparse figures are never used for MFU)\n";
-    out << fmt::format(head, "id", "name", "bf16", "fp16", "fp8", "tf32", "mem GB", "link GB/s", "TDP W");
+    out << fmt::format(head, "id", "name", "bf16", "fp16", "fp8", "tf32", "mem GB", "link GB/s",
+                       "TDP W");
   }
   for (const auto& s : db.all()) {
     const std::string tdp = s.tdp_w ? format_number(*s.tdp_w, 5) : "-";
     const std::string mem = format_number(s.memory_bytes / 1e9, 4);
     const std::string link = format_number(s.interconnect_bandwidth / 1e9, 5);
     if (md) {
-      out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", s.id, s.name, tflops(s, Dtype::kBf16),
-                         tflops(s, Dtype::kFp16), tflops(s, Dtype::kFp8), tflops(s, Dtype::kTf32), mem, link, tdp);
+      out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", s.id, s.name,
+                         tflops(s, Dtype::kBf16), tflops(s, Dtype::kFp16), tflops(s, Dtype::kFp8),
+                         tflops(s, Dtype::kTf32), mem, link, tdp);
     } else {
-      out << fmt::format(head, s.id, s.name.substr(0, 34), tflops(s, Dtype::kBf16), tflops(s, Dtype::kFp16),
-                         tflops(s, Dtype::kFp8), tflops(s, Dtype::kTf32), mem, link, tdp);
+      out << fmt::format(head, s.id, s.name.substr(0, 34), tflops(s, Dtype::kBf16),
+                         tflops(s, Dtype::kFp16), tflops(s, Dtype::kFp8), tflops(s, Dtype::kTf32),
+                         mem, link, tdp);
     }
   }
-  if (!md) out << "ambiguous names resolve to a default (plain 'h100' is h100-sxm); 'mfu gpus NAME' shows one\n";
+  if (!md)
+    out << "ambiguous names resolve to a default (plain 'h100' is h100-sxm); 'mfu gpus NAME' shows "
+           "one\n";
 }
 
 void render_gpu(const GpuSpec& s, const std::string& note, OutputFormat format, std::ostream& out) {
@@ -107,8 +112,10 @@ void render_gpu(const GpuSpec& s, const std::string& note, OutputFormat format, 
   }
   out << fmt::format("  memory        {} GB at {} TB/s\n", format_number(s.memory_bytes / 1e9, 4),
                      format_number(s.memory_bandwidth / 1e12, 4));
-  out << fmt::format("  interconnect  {} {} GB/s\n", s.interconnect, format_number(s.interconnect_bandwidth / 1e9, 5));
-  out << fmt::format("  TDP           {}\n", s.tdp_w ? format_number(*s.tdp_w, 5) + " W" : std::string("not published"));
+  out << fmt::format("  interconnect  {} {} GB/s\n", s.interconnect,
+                     format_number(s.interconnect_bandwidth / 1e9, 5));
+  out << fmt::format("  TDP           {}\n",
+                     s.tdp_w ? format_number(*s.tdp_w, 5) + " W" : std::string("not published"));
   out << fmt::format("  aliases       {}\n", fmt::join(s.aliases, ", "));
   out << fmt::format("  source        {}\n", s.source);
   out << fmt::format("  link source   {}\n", s.interconnect_source);
@@ -123,7 +130,8 @@ void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostrea
   };
   std::vector<Row> rows;
   for (const auto& m : catalog.all()) {
-    Row r{&m, count_params(m), training_flops_per_token(m, Convention::kPalm, Recompute::kNone), std::nullopt};
+    Row r{&m, count_params(m), training_flops_per_token(m, Convention::kPalm, Recompute::kNone),
+          std::nullopt};
     try {
       r.megatron = training_flops_per_token(m, Convention::kMegatron, Recompute::kNone);
     } catch (const Error&) {
@@ -163,22 +171,24 @@ void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostrea
   const bool md = format == OutputFormat::kMarkdown;
   if (format != OutputFormat::kText && !md) throw Error("mfu models writes text, json or markdown");
   if (md) {
-    out << "| id | name | params | active | seq_len | FLOPs/token (palm) | FLOPs/token (megatron) |\n"
+    out << "| id | name | params | active | seq_len | FLOPs/token (palm) | FLOPs/token (megatron) "
+           "|\n"
            "|---|---|---|---|---|---|---|\n";
   } else {
     out << "training FLOPs per token at the preset's sequence length\n";
-    out << fmt::format("{:<14} {:<32} {:>9} {:>9} {:>7} {:>12} {:>12}\n", "id", "name", "params", "active", "seq",
-                       "palm", "megatron");
+    out << fmt::format("{:<14} {:<32} {:>9} {:>9} {:>7} {:>12} {:>12}\n", "id", "name", "params",
+                       "active", "seq", "palm", "megatron");
   }
   for (const auto& r : rows) {
     const std::string mega = r.megatron ? format_flops(r.megatron->model) : "-";
     if (md) {
-      out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.m->id, r.m->name, format_count(r.p.total),
-                         format_count(r.p.active), r.m->seq_len, format_flops(r.palm.model), mega);
+      out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.m->id, r.m->name,
+                         format_count(r.p.total), format_count(r.p.active), r.m->seq_len,
+                         format_flops(r.palm.model), mega);
     } else {
-      out << fmt::format("{:<14} {:<32} {:>9} {:>9} {:>7} {:>12} {:>12}\n", r.m->id, r.m->name.substr(0, 32),
-                         format_count(r.p.total), format_count(r.p.active), r.m->seq_len, format_flops(r.palm.model),
-                         mega);
+      out << fmt::format("{:<14} {:<32} {:>9} {:>9} {:>7} {:>12} {:>12}\n", r.m->id,
+                         r.m->name.substr(0, 32), format_count(r.p.total), format_count(r.p.active),
+                         r.m->seq_len, format_flops(r.palm.model), mega);
     }
   }
 }

@@ -13,7 +13,8 @@ OutputFormat parse_output_format(std::string_view name) {
   if (n == "markdown" || n == "md") return OutputFormat::kMarkdown;
   if (n == "csv") return OutputFormat::kCsv;
   if (n == "html") return OutputFormat::kHtml;
-  throw Error(fmt::format("unknown output format '{}'", name), "use text, json, markdown, csv or html");
+  throw Error(fmt::format("unknown output format '{}'", name),
+              "use text, json, markdown, csv or html");
 }
 
 }  // namespace mfu

@@ -15,14 +15,26 @@ std::string xml(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&apos;";
+        break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') o += ' ';
-        else o += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+          o += ' ';
+        else
+          o += c;
     }
   }
   return o;
@@ -32,19 +44,26 @@ std::string xml(const std::string& s) {
 std::string gh(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '%') o += "%25";
-    else if (c == '\r') o += "%0D";
-    else if (c == '\n') o += "%0A";
-    else o += c;
+    if (c == '%')
+      o += "%25";
+    else if (c == '\r')
+      o += "%0D";
+    else if (c == '\n')
+      o += "%0A";
+    else
+      o += c;
   }
   return o;
 }
 
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json num(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 }  // namespace
 
-void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bool color, std::ostream& out) {
+void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bool color,
+                 std::ostream& out) {
   if (format == OutputFormat::kJson) {
     nlohmann::json j;
     j["schema_version"] = kJsonSchemaVersion;
@@ -61,8 +80,9 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
                              {"bucket", c.bucket}});
     if (r.regression) {
       const auto& t = *r.regression;
-      j["regression"] = {{"metric", t.metric},   {"drop", num(t.drop)},         {"ci_low", num(t.ci_low)},
-                         {"ci_high", num(t.ci_high)}, {"p_value", num(t.p_value)}, {"significant", t.significant}};
+      j["regression"] = {{"metric", t.metric},        {"drop", num(t.drop)},
+                         {"ci_low", num(t.ci_low)},   {"ci_high", num(t.ci_high)},
+                         {"p_value", num(t.p_value)}, {"significant", t.significant}};
     }
     j["notes"] = r.notes;
     j["mfu"] = a.mfu ? nlohmann::json(*a.mfu) : nlohmann::json(nullptr);
@@ -81,8 +101,8 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
         if (c.unit == "s") return format_duration(x);
         return format_number(x, 5);
       };
-      out << fmt::format("| {} | {} | {} | {} {} | {} |\n", c.name, c.passed ? "pass" : "**FAIL**", v(c.measured),
-                         c.comparison, v(c.limit), c.message);
+      out << fmt::format("| {} | {} | {} | {} {} | {} |\n", c.name, c.passed ? "pass" : "**FAIL**",
+                         v(c.measured), c.comparison, v(c.limit), c.message);
     }
     for (const auto& n : r.notes) out << "\n> " << n << '\n';
     out << "\n" << detail::headline(a) << "\n";
@@ -92,10 +112,11 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
   const char* green = color ? "\x1b[32m" : "";
   const char* red = color ? "\x1b[31m" : "";
   const char* reset = color ? "\x1b[0m" : "";
-  out << fmt::format("mfu check: {}{}{}\n", r.passed ? green : red, r.passed ? "passed" : "FAILED", reset);
+  out << fmt::format("mfu check: {}{}{}\n", r.passed ? green : red, r.passed ? "passed" : "FAILED",
+                     reset);
   for (const auto& c : r.checks)
-    out << fmt::format("  {}{}{}  {:<22} {}\n", c.passed ? green : red, c.passed ? "pass" : "FAIL", reset, c.name,
-                       c.message);
+    out << fmt::format("  {}{}{}  {:<22} {}\n", c.passed ? green : red, c.passed ? "pass" : "FAIL",
+                       reset, c.name, c.message);
   for (const auto& n : r.notes) out << "  note: " << n << '\n';
   out << "  " << detail::headline(a) << '\n';
 }
@@ -104,17 +125,22 @@ void render_junit(const GateResult& r, const Analysis& a, std::ostream& out) {
   std::size_t failures = 0;
   for (const auto& c : r.checks) failures += !c.passed;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << fmt::format("<testsuites name=\"mfu\" tests=\"{}\" failures=\"{}\">\n", r.checks.size(), failures);
-  out << fmt::format("  <testsuite name=\"mfu check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
-                     r.checks.size(), failures);
+  out << fmt::format("<testsuites name=\"mfu\" tests=\"{}\" failures=\"{}\">\n", r.checks.size(),
+                     failures);
+  out << fmt::format(
+      "  <testsuite name=\"mfu check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
+      r.checks.size(), failures);
   out << "    <properties>\n";
-  out << fmt::format("      <property name=\"inputs\" value=\"{}\"/>\n", xml(fmt::format("{}", fmt::join(a.inputs, " "))));
-  out << fmt::format("      <property name=\"mfu\" value=\"{}\"/>\n", a.mfu ? fmt::format("{}", *a.mfu) : "unknown");
+  out << fmt::format("      <property name=\"inputs\" value=\"{}\"/>\n",
+                     xml(fmt::format("{}", fmt::join(a.inputs, " "))));
+  out << fmt::format("      <property name=\"mfu\" value=\"{}\"/>\n",
+                     a.mfu ? fmt::format("{}", *a.mfu) : "unknown");
   out << "    </properties>\n";
   for (const auto& c : r.checks) {
     out << fmt::format("    <testcase classname=\"mfu.check\" name=\"{}\">", xml(c.name));
     if (!c.passed) {
-      out << fmt::format("\n      <failure message=\"{}\" type=\"threshold\">{}</failure>\n    ", xml(c.message),
+      out << fmt::format("\n      <failure message=\"{}\" type=\"threshold\">{}</failure>\n    ",
+                         xml(c.message),
                          xml(c.message + (c.bucket.empty() ? "" : " (bucket: " + c.bucket + ")")));
     } else {
       out << fmt::format("\n      <system-out>{}</system-out>\n    ", xml(c.message));
@@ -126,8 +152,10 @@ void render_junit(const GateResult& r, const Analysis& a, std::ostream& out) {
 
 void render_github_annotations(const GateResult& r, std::ostream& out) {
   for (const auto& c : r.checks) {
-    if (c.passed) out << "::notice title=mfu check " << gh(c.name) << "::" << gh(c.message) << '\n';
-    else out << "::error title=mfu check " << gh(c.name) << "::" << gh(c.message) << '\n';
+    if (c.passed)
+      out << "::notice title=mfu check " << gh(c.name) << "::" << gh(c.message) << '\n';
+    else
+      out << "::error title=mfu check " << gh(c.name) << "::" << gh(c.message) << '\n';
   }
 }
 

@@ -13,10 +13,14 @@ namespace {
 
 const char* timing_name(TimingKind t) {
   switch (t) {
-    case TimingKind::kPerIteration: return "per iteration";
-    case TimingKind::kAveraged: return "averaged over each log interval";
-    case TimingKind::kSampled: return "sampled (one timed iteration per log line)";
-    case TimingKind::kNone: return "none";
+    case TimingKind::kPerIteration:
+      return "per iteration";
+    case TimingKind::kAveraged:
+      return "averaged over each log interval";
+    case TimingKind::kSampled:
+      return "sampled (one timed iteration per log line)";
+    case TimingKind::kNone:
+      return "none";
   }
   return "?";
 }
@@ -58,25 +62,29 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
     nlohmann::json meta = nlohmann::json::object();
     for (const auto& [k, v] : run.meta.all()) {
       nlohmann::json e;
-      if (const double* d = std::get_if<double>(&v.value)) e["value"] = *d;
-      else e["value"] = std::get<std::string>(v.value);
+      if (const double* d = std::get_if<double>(&v.value))
+        e["value"] = *d;
+      else
+        e["value"] = std::get<std::string>(v.value);
       e["source"] = v.source;
       meta[k] = e;
     }
     j["meta"] = meta;
     j["events"] = nlohmann::json::array();
     for (const auto& e : run.events) {
-      nlohmann::json ej{{"kind", to_string(e.kind)}, {"step", e.step}, {"line", e.line}, {"detail", e.detail}};
+      nlohmann::json ej{
+          {"kind", to_string(e.kind)}, {"step", e.step}, {"line", e.line}, {"detail", e.detail}};
       if (known(e.duration_s)) ej["duration_s"] = e.duration_s;
       if (e.kind == EventKind::kRestart) ej["steps_lost"] = e.steps_lost;
       j["events"].push_back(ej);
     }
     j["diagnostics"] = nlohmann::json::array();
     for (const auto& d : run.diagnostics) {
-      j["diagnostics"].push_back({{"severity", d.severity == Diagnostic::Severity::kInfo ? "info" : "warning"},
-                                  {"file", d.file},
-                                  {"line", d.line},
-                                  {"message", d.message}});
+      j["diagnostics"].push_back(
+          {{"severity", d.severity == Diagnostic::Severity::kInfo ? "info" : "warning"},
+           {"file", d.file},
+           {"line", d.line},
+           {"message", d.message}});
     }
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
@@ -85,22 +93,29 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
     throw Error("mfu inspect writes text or json");
   out << fmt::format("format      {}\n", run.format);
   out << fmt::format("inputs      {}\n", fmt::join(run.inputs, ", "));
-  out << fmt::format("records     {} ({} iterations, {} timed records)\n", run.iterations.size(), iterations, timed);
+  out << fmt::format("records     {} ({} iterations, {} timed records)\n", run.iterations.size(),
+                     iterations, timed);
   out << fmt::format("timing      {}\n", timing_name(run.timing));
-  if (timed > 0) out << fmt::format("time        {} in the timed records\n", format_duration(time_sum));
+  if (timed > 0)
+    out << fmt::format("time        {} in the timed records\n", format_duration(time_sum));
   if (!run.iterations.empty()) {
-    out << fmt::format("steps       {} .. {}\n", run.iterations[0].step, run.iterations.back().step);
+    out << fmt::format("steps       {} .. {}\n", run.iterations[0].step,
+                       run.iterations.back().step);
   }
-  out << fmt::format("fields      {}\n", run.fields.empty() ? std::string("-") : fmt::format("{}", fmt::join(run.fields, ", ")));
+  out << fmt::format("fields      {}\n", run.fields.empty()
+                                             ? std::string("-")
+                                             : fmt::format("{}", fmt::join(run.fields, ", ")));
   if (!run.ranks.empty()) out << fmt::format("ranks       {}\n", fmt::join(run.ranks, ", "));
   if (known(run.first_timestamp_s) && known(run.last_timestamp_s))
     out << fmt::format("wall clock  {} between the first and last timestamp\n",
                        format_duration(run.last_timestamp_s - run.first_timestamp_s));
-  if (run.malformed_lines > 0) out << fmt::format("malformed   {} lines skipped\n", run.malformed_lines);
+  if (run.malformed_lines > 0)
+    out << fmt::format("malformed   {} lines skipped\n", run.malformed_lines);
   if (run.truncated) out << "truncated   yes: the input ends mid-line or mid-stream\n";
   if (!run.meta.all().empty()) {
     out << "metadata\n";
-    for (const auto& [k, v] : run.meta.all()) out << fmt::format("  {:<22} {:<24} ({})\n", k, meta_value(v), v.source);
+    for (const auto& [k, v] : run.meta.all())
+      out << fmt::format("  {:<22} {:<24} ({})\n", k, meta_value(v), v.source);
   }
   if (!run.events.empty()) {
     std::map<std::string, std::pair<int, double>> by;
@@ -111,7 +126,8 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
     }
     out << "events\n";
     for (const auto& [k, s] : by)
-      out << fmt::format("  {:<22} {:>5}   {}\n", k, s.first, s.second > 0 ? format_duration(s.second) + " timed" : "");
+      out << fmt::format("  {:<22} {:>5}   {}\n", k, s.first,
+                         s.second > 0 ? format_duration(s.second) + " timed" : "");
   }
   if (!run.diagnostics.empty()) {
     out << "diagnostics\n";
@@ -120,7 +136,8 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
       if (d.line) out << ':' << d.line;
       out << ": " << d.message << '\n';
     }
-    if (run.suppressed_diagnostics > 0) out << fmt::format("  ... {} more\n", run.suppressed_diagnostics);
+    if (run.suppressed_diagnostics > 0)
+      out << fmt::format("  ... {} more\n", run.suppressed_diagnostics);
   }
 }
 

@@ -2,10 +2,9 @@
 // and the two placements of a cluster replay. Text and markdown share one table of rows.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "analysis/waterfall.hpp"
 #include "mfu/error.hpp"
@@ -24,7 +23,8 @@ void print_table(const std::vector<Row>& rows, OutputFormat format, std::ostream
   if (format == OutputFormat::kMarkdown) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       out << "|";
-      for (std::size_t c = 0; c < cols; ++c) out << " " << (c < rows[i].size() ? rows[i][c] : "") << " |";
+      for (std::size_t c = 0; c < cols; ++c)
+        out << " " << (c < rows[i].size() ? rows[i][c] : "") << " |";
       out << "\n";
       if (i == 0) {
         out << "|";
@@ -41,8 +41,10 @@ void print_table(const std::vector<Row>& rows, OutputFormat format, std::ostream
   for (const auto& r : rows) {
     std::string line = "  ";
     for (std::size_t c = 0; c < r.size(); ++c) {
-      if (c == 0) line += fmt::format("{:<{}}", r[c], width[c] + 2);
-      else line += fmt::format("{:>{}}", r[c], width[c] + 2);
+      if (c == 0)
+        line += fmt::format("{:<{}}", r[c], width[c] + 2);
+      else
+        line += fmt::format("{:>{}}", r[c], width[c] + 2);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
@@ -50,8 +52,12 @@ void print_table(const std::vector<Row>& rows, OutputFormat format, std::ostream
   out << "\n";
 }
 
-std::string opt_pct(const std::optional<double>& v) { return v ? format_percent(*v) : "-"; }
-std::string opt_dur(const std::optional<double>& v) { return v ? format_duration(*v) : "-"; }
+std::string opt_pct(const std::optional<double>& v) {
+  return v ? format_percent(*v) : "-";
+}
+std::string opt_dur(const std::optional<double>& v) {
+  return v ? format_duration(*v) : "-";
+}
 
 std::string change(double before, double after) {
   if (!std::isfinite(before) || !std::isfinite(after) || before == 0) return "";
@@ -67,7 +73,6 @@ std::string change_pp(const std::optional<double>& before, const std::optional<d
   return fmt::format("{:+.1f} pp", d);
 }
 
-
 nlohmann::json numbers_json(const ProjectedNumbers& n) {
   nlohmann::json j;
   j["step_time_s"] = n.step_time_s;
@@ -76,7 +81,8 @@ nlohmann::json numbers_json(const ProjectedNumbers& n) {
   j["tokens_per_s"] = n.tokens_per_s ? nlohmann::json(*n.tokens_per_s) : nlohmann::json();
   j["wall_time_s"] = n.wall_time_s;
   j["gpus"] = std::isfinite(n.gpus) ? nlohmann::json(n.gpus) : nlohmann::json();
-  j["peak_flops_per_s_per_gpu"] = std::isfinite(n.peak_flops_per_gpu) ? nlohmann::json(n.peak_flops_per_gpu) : nlohmann::json();
+  j["peak_flops_per_s_per_gpu"] =
+      std::isfinite(n.peak_flops_per_gpu) ? nlohmann::json(n.peak_flops_per_gpu) : nlohmann::json();
   j["gpu"] = n.gpu;
   if (n.train_time_s) j["train_time_s"] = *n.train_time_s;
   if (n.gpu_hours) j["gpu_hours"] = *n.gpu_hours;
@@ -86,10 +92,13 @@ nlohmann::json numbers_json(const ProjectedNumbers& n) {
   return j;
 }
 
-void text_lines(const char* title, const std::vector<std::string>& lines, OutputFormat format, std::ostream& out) {
+void text_lines(const char* title, const std::vector<std::string>& lines, OutputFormat format,
+                std::ostream& out) {
   if (lines.empty()) return;
-  out << (format == OutputFormat::kMarkdown ? fmt::format("**{}**\n\n", title) : fmt::format("{}:\n", title));
-  for (const auto& l : lines) out << (format == OutputFormat::kMarkdown ? "- " : "  - ") << l << "\n";
+  out << (format == OutputFormat::kMarkdown ? fmt::format("**{}**\n\n", title)
+                                            : fmt::format("{}:\n", title));
+  for (const auto& l : lines)
+    out << (format == OutputFormat::kMarkdown ? "- " : "  - ") << l << "\n";
   out << "\n";
 }
 
@@ -100,7 +109,8 @@ void require_text_json_md(OutputFormat format) {
 
 }  // namespace
 
-void render_projection(const Projection& p, const std::string& title, OutputFormat format, std::ostream& out) {
+void render_projection(const Projection& p, const std::string& title, OutputFormat format,
+                       std::ostream& out) {
   require_text_json_md(format);
   const ProjectedNumbers &m = p.measured, &q = p.projected;
   if (format == OutputFormat::kJson) {
@@ -115,30 +125,37 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
-  out << (format == OutputFormat::kMarkdown ? "### mfu whatif: " : "mfu whatif: ") << title << "\n\n";
+  out << (format == OutputFormat::kMarkdown ? "### mfu whatif: " : "mfu whatif: ") << title
+      << "\n\n";
   std::vector<Row> rows{{"", "measured", "projected", "change"}};
-  rows.push_back({"step time (steady, stalls excluded)", format_duration(m.step_time_s), format_duration(q.step_time_s),
-                  change(m.step_time_s, q.step_time_s)});
-  if (m.mfu || q.mfu) rows.push_back({"MFU (steady step)", opt_pct(m.mfu), opt_pct(q.mfu), change_pp(m.mfu, q.mfu)});
+  rows.push_back({"step time (steady, stalls excluded)", format_duration(m.step_time_s),
+                  format_duration(q.step_time_s), change(m.step_time_s, q.step_time_s)});
+  if (m.mfu || q.mfu)
+    rows.push_back({"MFU (steady step)", opt_pct(m.mfu), opt_pct(q.mfu), change_pp(m.mfu, q.mfu)});
   if (m.mfu_run || q.mfu_run)
-    rows.push_back({"MFU (whole run)", opt_pct(m.mfu_run), opt_pct(q.mfu_run), change_pp(m.mfu_run, q.mfu_run)});
+    rows.push_back({"MFU (whole run)", opt_pct(m.mfu_run), opt_pct(q.mfu_run),
+                    change_pp(m.mfu_run, q.mfu_run)});
   if (m.tokens_per_s && q.tokens_per_s)
     rows.push_back({"tokens/s", format_count(*m.tokens_per_s), format_count(*q.tokens_per_s),
                     change(*m.tokens_per_s, *q.tokens_per_s)});
-  rows.push_back({"wall time of the logged run", format_duration(m.wall_time_s), format_duration(q.wall_time_s),
-                  change(m.wall_time_s, q.wall_time_s)});
+  rows.push_back({"wall time of the logged run", format_duration(m.wall_time_s),
+                  format_duration(q.wall_time_s), change(m.wall_time_s, q.wall_time_s)});
   if (std::isfinite(m.gpus) || std::isfinite(q.gpus))
     rows.push_back({"GPUs", format_number(m.gpus, 6), format_number(q.gpus, 6), ""});
   if (m.gpu != q.gpu || m.peak_flops_per_gpu != q.peak_flops_per_gpu)
     rows.push_back({"accelerator", m.gpu.empty() ? format_flop_rate(m.peak_flops_per_gpu) : m.gpu,
                     q.gpu.empty() ? format_flop_rate(q.peak_flops_per_gpu) : q.gpu, ""});
   if (m.train_time_s || q.train_time_s)
-    rows.push_back({"time to train", opt_dur(m.train_time_s), opt_dur(q.train_time_s),
-                    m.train_time_s && q.train_time_s ? change(*m.train_time_s, *q.train_time_s) : ""});
+    rows.push_back(
+        {"time to train", opt_dur(m.train_time_s), opt_dur(q.train_time_s),
+         m.train_time_s && q.train_time_s ? change(*m.train_time_s, *q.train_time_s) : ""});
   if (m.gpu_hours && q.gpu_hours)
-    rows.push_back({m.train_time_s ? "GPU-hours to train" : "GPU-hours", format_number(*m.gpu_hours, 4),
-                    format_number(*q.gpu_hours, 4), change(*m.gpu_hours, *q.gpu_hours)});
-  if (m.cost && q.cost) rows.push_back({"cost", format_money(*m.cost), format_money(*q.cost), change(*m.cost, *q.cost)});
+    rows.push_back({m.train_time_s ? "GPU-hours to train" : "GPU-hours",
+                    format_number(*m.gpu_hours, 4), format_number(*q.gpu_hours, 4),
+                    change(*m.gpu_hours, *q.gpu_hours)});
+  if (m.cost && q.cost)
+    rows.push_back(
+        {"cost", format_money(*m.cost), format_money(*q.cost), change(*m.cost, *q.cost)});
   print_table(rows, format, out);
 
   text_lines("changes", p.explanations, format, out);
@@ -151,14 +168,15 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
     };
     const double x = get(m.step), y = get(q.step);
     if (x <= 0 && y <= 0) continue;
-    split.push_back({detail::bucket_label(b), format_duration(x), format_duration(y), change(x, y)});
+    split.push_back(
+        {detail::bucket_label(b), format_duration(x), format_duration(y), change(x, y)});
   }
   print_table(split, format, out);
   text_lines("notes", p.notes, format, out);
 }
 
-void render_estimate(const StepEstimate& e, const std::vector<ScalingPoint>& scaling, const std::string& title,
-                     OutputFormat format, std::ostream& out) {
+void render_estimate(const StepEstimate& e, const std::vector<ScalingPoint>& scaling,
+                     const std::string& title, OutputFormat format, std::ostream& out) {
   require_text_json_md(format);
   if (format == OutputFormat::kJson) {
     auto one = [](const StepEstimate& s) {
@@ -193,8 +211,9 @@ void render_estimate(const StepEstimate& e, const std::vector<ScalingPoint>& sca
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
-  out << (format == OutputFormat::kMarkdown ? "### mfu whatif (analytical): " : "mfu whatif (analytical): ") << title
-      << "\n\n";
+  out << (format == OutputFormat::kMarkdown ? "### mfu whatif (analytical): "
+                                            : "mfu whatif (analytical): ")
+      << title << "\n\n";
   std::vector<Row> rows{{"step time", format_duration(e.step_time_s), "100%"}};
   auto part = [&](const char* name, double s) {
     if (s > 0) rows.push_back({name, format_duration(s), format_percent(s / e.step_time_s)});
@@ -205,26 +224,32 @@ void render_estimate(const StepEstimate& e, const std::vector<ScalingPoint>& sca
   part("  data-parallel gradient sync, exposed", e.dp_exposed_s);
   rows.push_back({"MFU", format_percent(e.mfu), ""});
   rows.push_back({"tokens/s", format_count(e.tokens_per_s), ""});
-  if (e.checkpoint_interval_s) rows.push_back({"checkpoint every (Daly)", format_duration(*e.checkpoint_interval_s), ""});
+  if (e.checkpoint_interval_s)
+    rows.push_back({"checkpoint every (Daly)", format_duration(*e.checkpoint_interval_s), ""});
   if (e.failure_loss_fraction) {
-    rows.push_back({"lost to checkpoints and failures", format_percent(*e.failure_loss_fraction), ""});
-    rows.push_back({"MFU after that loss", format_percent(e.mfu * (1.0 - std::min(1.0, *e.failure_loss_fraction))), ""});
+    rows.push_back(
+        {"lost to checkpoints and failures", format_percent(*e.failure_loss_fraction), ""});
+    rows.push_back({"MFU after that loss",
+                    format_percent(e.mfu * (1.0 - std::min(1.0, *e.failure_loss_fraction))), ""});
   }
   if (format == OutputFormat::kMarkdown) rows.insert(rows.begin(), Row{"", "time", "share"});
   print_table(rows, format, out);
   text_lines("how", e.lines, format, out);
   if (scaling.size() > 1) {
-    out << (format == OutputFormat::kMarkdown ? "**data-parallel scaling at the same global batch**\n\n"
-                                              : "data-parallel scaling at the same global batch:\n");
+    out << (format == OutputFormat::kMarkdown
+                ? "**data-parallel scaling at the same global batch**\n\n"
+                : "data-parallel scaling at the same global batch:\n");
     std::vector<Row> t{{"GPUs", "DP", "micro-batches", "step", "MFU", "tokens/s"}};
     for (const auto& pt : scaling)
       t.push_back({format_number(pt.gpus, 6), format_number(pt.estimate.dp, 6),
-                   format_number(pt.estimate.micro_batches, 6), format_duration(pt.estimate.step_time_s),
-                   format_percent(pt.estimate.mfu), format_count(pt.estimate.tokens_per_s)});
+                   format_number(pt.estimate.micro_batches, 6),
+                   format_duration(pt.estimate.step_time_s), format_percent(pt.estimate.mfu),
+                   format_count(pt.estimate.tokens_per_s)});
     print_table(t, format, out);
   }
   out << (format == OutputFormat::kMarkdown ? "_" : "  ")
-      << "An estimate from first-order models; measure a run and use `mfu whatif run.log` for numbers that count."
+      << "An estimate from first-order models; measure a run and use `mfu whatif run.log` for "
+         "numbers that count."
       << (format == OutputFormat::kMarkdown ? "_" : "") << "\n";
 }
 
@@ -257,25 +282,38 @@ void render_cluster(const ClusterReport& r, OutputFormat format, std::ostream& o
     return;
   }
   out << (format == OutputFormat::kMarkdown ? "### " : "")
-      << fmt::format("mfu whatif cluster: {} nodes x {} GPUs, {} jobs from {} (first come first served, no backfilling)",
-                     r.nodes, r.gpus_per_node, r.spread.jobs, r.origin)
+      << fmt::format(
+             "mfu whatif cluster: {} nodes x {} GPUs, {} jobs from {} (first come first served, no "
+             "backfilling)",
+             r.nodes, r.gpus_per_node, r.spread.jobs, r.origin)
       << "\n\n";
   auto gpu_h = [](double h) { return h == 0 ? std::string("0") : format_number(h, 4); };
   std::vector<Row> rows{{"", "spread (most free)", "pack (best fit)"}};
-  rows.push_back({"idle to fragmentation (GPU-h)", gpu_h(r.spread.fragmentation_idle_gpu_h), gpu_h(r.pack.fragmentation_idle_gpu_h)});
-  rows.push_back({"jobs delayed by fragmentation", std::to_string(r.spread.fragmentation_blocked_jobs),
+  rows.push_back({"idle to fragmentation (GPU-h)", gpu_h(r.spread.fragmentation_idle_gpu_h),
+                  gpu_h(r.pack.fragmentation_idle_gpu_h)});
+  rows.push_back({"jobs delayed by fragmentation",
+                  std::to_string(r.spread.fragmentation_blocked_jobs),
                   std::to_string(r.pack.fragmentation_blocked_jobs)});
-  rows.push_back({"mean queueing delay", format_duration(r.spread.mean_wait_s), format_duration(r.pack.mean_wait_s)});
-  rows.push_back({"max queueing delay", format_duration(r.spread.max_wait_s), format_duration(r.pack.max_wait_s)});
-  rows.push_back({"utilisation", format_percent(r.spread.utilization), format_percent(r.pack.utilization)});
-  rows.push_back({"makespan", format_duration(r.spread.makespan_s), format_duration(r.pack.makespan_s)});
+  rows.push_back({"mean queueing delay", format_duration(r.spread.mean_wait_s),
+                  format_duration(r.pack.mean_wait_s)});
+  rows.push_back({"max queueing delay", format_duration(r.spread.max_wait_s),
+                  format_duration(r.pack.max_wait_s)});
+  rows.push_back(
+      {"utilisation", format_percent(r.spread.utilization), format_percent(r.pack.utilization)});
+  rows.push_back(
+      {"makespan", format_duration(r.spread.makespan_s), format_duration(r.pack.makespan_s)});
   print_table(rows, format, out);
   std::vector<std::string> notes;
-  if (r.zero_gpu_jobs > 0) notes.push_back(fmt::format("{} rows asked for no GPU and were left out", r.zero_gpu_jobs));
+  if (r.zero_gpu_jobs > 0)
+    notes.push_back(fmt::format("{} rows asked for no GPU and were left out", r.zero_gpu_jobs));
   if (r.spread.unschedulable > 0)
-    notes.push_back(fmt::format("{} jobs need more GPUs than the cluster has and were left out", r.spread.unschedulable));
-  notes.push_back("idle to fragmentation: free GPU time while the job at the head of the queue needed no more GPUs "
-                  "than were free in the cluster as a whole, but no node (or set of whole free nodes) could take it");
+    notes.push_back(fmt::format("{} jobs need more GPUs than the cluster has and were left out",
+                                r.spread.unschedulable));
+  notes.push_back(
+      "idle to fragmentation: free GPU time while the job at the head of the queue needed no more "
+      "GPUs "
+      "than were free in the cluster as a whole, but no node (or set of whole free nodes) could "
+      "take it");
   text_lines("notes", notes, format, out);
 }
 

@@ -49,15 +49,20 @@ class Scanner {
     bool in_string = false;
     for (;;) {
       if (i >= buf_.size()) {
-        if (i - begin > kMaxValue) throw Error(fmt::format("a JSON value of the trace is larger than {} MiB", kMaxValue >> 20));
+        if (i - begin > kMaxValue)
+          throw Error(
+              fmt::format("a JSON value of the trace is larger than {} MiB", kMaxValue >> 20));
         if (!fill()) return false;
         continue;
       }
       const char c = buf_[i];
       if (in_string) {
         // Jump to the next quote or backslash.
-        const char* p = static_cast<const char*>(std::memchr(buf_.data() + i, '"', buf_.size() - i));
-        const char* bs = static_cast<const char*>(std::memchr(buf_.data() + i, '\\', p ? static_cast<std::size_t>(p - (buf_.data() + i)) : buf_.size() - i));
+        const char* p =
+            static_cast<const char*>(std::memchr(buf_.data() + i, '"', buf_.size() - i));
+        const char* bs = static_cast<const char*>(
+            std::memchr(buf_.data() + i, '\\',
+                        p ? static_cast<std::size_t>(p - (buf_.data() + i)) : buf_.size() - i));
         if (bs) {
           i = static_cast<std::size_t>(bs - buf_.data()) + 2;
           continue;
@@ -76,9 +81,15 @@ class Scanner {
         continue;
       }
       switch (c) {
-        case '"': in_string = true; ++i; break;
+        case '"':
+          in_string = true;
+          ++i;
+          break;
         case '{':
-        case '[': ++depth; ++i; break;
+        case '[':
+          ++depth;
+          ++i;
+          break;
         case '}':
         case ']':
           if (depth == 0) {  // the end of the enclosing object ends a scalar value
@@ -119,7 +130,9 @@ class Scanner {
     out.assign(buf_.data() + b + 1, e - b - 2);
     return true;
   }
-  [[nodiscard]] std::string_view view(std::size_t b, std::size_t e) const { return {buf_.data() + b, e - b}; }
+  [[nodiscard]] std::string_view view(std::size_t b, std::size_t e) const {
+    return {buf_.data() + b, e - b};
+  }
 
  private:
   bool fill() {
@@ -226,7 +239,9 @@ double dtype_bytes(std::string_view d) {
   if (t == "float" || t == "float32" || t == "int" || t == "int32") return 4;
   if (t == "bfloat16" || t == "half" || t == "float16" || t == "bf16" || t == "fp16") return 2;
   if (t == "double" || t == "float64" || t == "long" || t == "int64") return 8;
-  if (t == "byte" || t == "char" || t == "int8" || t == "uint8" || t == "float8_e4m3fn" || t == "float8_e5m2") return 1;
+  if (t == "byte" || t == "char" || t == "int8" || t == "uint8" || t == "float8_e4m3fn" ||
+      t == "float8_e5m2")
+    return 1;
   return 0;
 }
 
@@ -251,9 +266,12 @@ class Reader {
         if (cat == "Memcpy" || cat == "Memset") gpu(ev, cat);
         return;
       case 'c':
-        if (cat == "cuda_runtime" || cat == "cuda_driver") runtime(ev);
-        else if (cat == "cpu_op") cpu_op(ev);
-        else if (cat == "cuda_sync") ++out_.sync_events;
+        if (cat == "cuda_runtime" || cat == "cuda_driver")
+          runtime(ev);
+        else if (cat == "cpu_op")
+          cpu_op(ev);
+        else if (cat == "cuda_sync")
+          ++out_.sync_events;
         return;
       case 'R':
         if (cat == "Runtime") runtime(ev);
@@ -277,13 +295,18 @@ class Reader {
     }
     if (out_.device >= 0) out_.gpu = std::move(per_device_[out_.device]);
     if (per_device_.size() > 1)
-      out_.warnings.push_back(fmt::format("the trace has GPU events on {} devices; device {} (the busiest) is analyzed",
-                                          per_device_.size(), out_.device));
-    std::sort(out_.gpu.begin(), out_.gpu.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.start < b.start; });
+      out_.warnings.push_back(
+          fmt::format("the trace has GPU events on {} devices; device {} (the busiest) is analyzed",
+                      per_device_.size(), out_.device));
+    std::sort(out_.gpu.begin(), out_.gpu.end(),
+              [](const GpuEvent& a, const GpuEvent& b) { return a.start < b.start; });
     std::sort(out_.launches.begin(), out_.launches.end());
-    std::sort(out_.steps.begin(), out_.steps.end(), [](const CpuSpan& a, const CpuSpan& b) { return a.start < b.start; });
-    std::sort(out_.data_spans.begin(), out_.data_spans.end(), [](const CpuSpan& a, const CpuSpan& b) { return a.start < b.start; });
-    std::sort(out_.flops.begin(), out_.flops.end(), [](const FlopCount& a, const FlopCount& b) { return a.ts < b.ts; });
+    std::sort(out_.steps.begin(), out_.steps.end(),
+              [](const CpuSpan& a, const CpuSpan& b) { return a.start < b.start; });
+    std::sort(out_.data_spans.begin(), out_.data_spans.end(),
+              [](const CpuSpan& a, const CpuSpan& b) { return a.start < b.start; });
+    std::sort(out_.flops.begin(), out_.flops.end(),
+              [](const FlopCount& a, const FlopCount& b) { return a.ts < b.ts; });
   }
 
  private:
@@ -311,8 +334,10 @@ class Reader {
     g.kind = kind;
     g.correlation = raw_int(ev, "\"correlation\"").value_or(-1);
     g.stream = static_cast<std::int32_t>(raw_int(ev, "\"tid\"").value_or(0));
-    if (kind == KernelKind::kMemory) ++out_.memory_events;
-    else ++out_.kernels;
+    if (kind == KernelKind::kMemory)
+      ++out_.memory_events;
+    else
+      ++out_.kernels;
     if (kind == KernelKind::kComm) g.collective = collective(ev, name, g);
     per_device_[static_cast<int>(*pid)].push_back(g);
   }
@@ -325,7 +350,8 @@ class Reader {
     c.dur_ns = g.end - g.start;
     std::string pg = "?", coll, seq;
     double nelems = 0, bytes_per = 0;
-    if (ev.find("Collective name") != std::string_view::npos || ev.find("Process Group") != std::string_view::npos) {
+    if (ev.find("Collective name") != std::string_view::npos ||
+        ev.find("Process Group") != std::string_view::npos) {
       simdjson::padded_string padded(ev);
       simdjson::dom::element doc;
       if (!parser_.parse(padded).get(doc)) {
@@ -360,7 +386,8 @@ class Reader {
   void runtime(std::string_view ev) {
     const std::string_view name = raw_value(ev, "\"name\"");
     // Only calls that put work on the GPU: kernel launches, async copies and sets.
-    if (name.find("aunch") == std::string_view::npos && name.find("Memcpy") == std::string_view::npos &&
+    if (name.find("aunch") == std::string_view::npos &&
+        name.find("Memcpy") == std::string_view::npos &&
         name.find("Memset") == std::string_view::npos)
       return;
     const auto ts = micros_to_ns(raw_value(ev, "\"ts\""));
@@ -393,9 +420,12 @@ class Reader {
       double f = 0;
       simdjson::dom::element v;
       if (doc["args"]["flops"].get(v)) return;
-      if (v.is_int64()) f = static_cast<double>(v.get_int64().value_unsafe());
-      else if (v.is_uint64()) f = static_cast<double>(v.get_uint64().value_unsafe());
-      else if (v.is_double()) f = v.get_double().value_unsafe();
+      if (v.is_int64())
+        f = static_cast<double>(v.get_int64().value_unsafe());
+      else if (v.is_uint64())
+        f = static_cast<double>(v.get_uint64().value_unsafe());
+      else if (v.is_double())
+        f = v.get_double().value_unsafe();
       const auto ts = micros_to_ns(raw_value(ev, "\"ts\""));
       if (ts && f > 0) out_.flops.push_back(FlopCount{*ts, f});
     }
@@ -423,8 +453,10 @@ void metadata(std::string_view key, std::string_view value, RawTrace& out) {
   if (key == "baseTimeNanoseconds") {
     std::int64_t b = 0;
     std::uint64_t u = 0;
-    if (!e.get(b)) out.base_ns = b;
-    else if (!e.get(u)) out.base_ns = static_cast<std::int64_t>(u);
+    if (!e.get(b))
+      out.base_ns = b;
+    else if (!e.get(u))
+      out.base_ns = static_cast<std::int64_t>(u);
     return;
   }
   if (key == "distributedInfo") {
@@ -444,7 +476,8 @@ void metadata(std::string_view key, std::string_view value, RawTrace& out) {
     std::string_view name;
     if (d["id"].get(id) || d["name"].get(name)) continue;
     if (id < 0 || id > 4096) continue;
-    if (out.device_names.size() <= static_cast<std::size_t>(id)) out.device_names.resize(static_cast<std::size_t>(id) + 1);
+    if (out.device_names.size() <= static_cast<std::size_t>(id))
+      out.device_names.resize(static_cast<std::size_t>(id) + 1);
     out.device_names[static_cast<std::size_t>(id)] = std::string(name);
   }
 }
@@ -533,14 +566,21 @@ RawTrace read_kineto(ByteSource& source, const std::string& name, const KernelPa
       metadata(key, s.view(b, e), out);
     }
   }
-  if (!saw_events) throw Error(fmt::format("'{}' has no traceEvents array", name), "is this a PyTorch profiler trace?");
+  if (!saw_events)
+    throw Error(fmt::format("'{}' has no traceEvents array", name),
+                "is this a PyTorch profiler trace?");
   reader.finish();
-  if (out.truncated) out.warnings.push_back("the trace ends before its end (a crashed writer or a cut file): what was read is analyzed");
-  if (reader.bad_ > 0) out.warnings.push_back(fmt::format("{} GPU events without a valid ts, dur or pid were skipped", reader.bad_));
+  if (out.truncated)
+    out.warnings.push_back(
+        "the trace ends before its end (a crashed writer or a cut file): what was read is "
+        "analyzed");
+  if (reader.bad_ > 0)
+    out.warnings.push_back(
+        fmt::format("{} GPU events without a valid ts, dur or pid were skipped", reader.bad_));
   if (out.rank < 0) {
     // "rank3", "rank-3", "rank_3" in the file name (any case).
-    const std::string base =
-        to_lower(name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1));
+    const std::string base = to_lower(
+        name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1));
     for (std::size_t p = base.find("rank"); p != std::string::npos; p = base.find("rank", p + 4)) {
       std::size_t i = p + 4;
       if (i < base.size() && (base[i] == '-' || base[i] == '_')) ++i;

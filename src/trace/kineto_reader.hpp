@@ -45,9 +45,10 @@ struct RawTrace {
   std::vector<std::string> device_names;  ///< by device id
   std::vector<GpuEvent> gpu;              ///< of the busiest device
   int device = -1;
-  std::vector<std::pair<std::int64_t, std::int64_t>> launches;  ///< (correlation, launch ts), sorted
-  std::vector<CpuSpan> steps;                                   ///< ProfilerStep#N (CPU)
-  std::vector<CpuSpan> data_spans;                              ///< data-loader CPU ops
+  std::vector<std::pair<std::int64_t, std::int64_t>>
+      launches;                     ///< (correlation, launch ts), sorted
+  std::vector<CpuSpan> steps;       ///< ProfilerStep#N (CPU)
+  std::vector<CpuSpan> data_spans;  ///< data-loader CPU ops
   std::vector<FlopCount> flops;
   std::vector<CollectiveCall> collectives;
   std::size_t memory_events = 0, sync_events = 0, kernels = 0;
@@ -56,6 +57,7 @@ struct RawTrace {
 };
 
 /// Reads one trace. `name` labels messages. Throws mfu::Error when the input is not a trace.
-[[nodiscard]] RawTrace read_kineto(ByteSource& source, const std::string& name, const KernelPatterns& patterns);
+[[nodiscard]] RawTrace read_kineto(ByteSource& source, const std::string& name,
+                                   const KernelPatterns& patterns);
 
 }  // namespace mfu::detail

@@ -20,7 +20,8 @@ void fill_run_from_trace(Run& run, std::shared_ptr<const TraceSummary> summary) 
   if (world > 0) {
     run.meta.set("gpus", world, world_src);
   } else {
-    run.meta.set("gpus", static_cast<double>(s.ranks.size()), "one GPU per trace file (no distributedInfo)");
+    run.meta.set("gpus", static_cast<double>(s.ranks.size()),
+                 "one GPU per trace file (no distributedInfo)");
   }
   for (const auto& r : s.ranks) {
     if (!r.device_name.empty()) {
@@ -29,7 +30,8 @@ void fill_run_from_trace(Run& run, std::shared_ptr<const TraceSummary> summary) 
     }
   }
   if (s.ranks.size() == 1 && s.ranks.front().rank >= 0)
-    run.meta.set("rank", s.ranks.front().rank, s.ranks.front().file + " (" + s.ranks.front().rank_source + ")");
+    run.meta.set("rank", s.ranks.front().rank,
+                 s.ranks.front().file + " (" + s.ranks.front().rank_source + ")");
   // One record per step: the slowest rank sets the pace of a synchronous step.
   std::map<std::int64_t, std::pair<const TraceStep*, int>> slowest;
   for (const auto& r : s.ranks) {
@@ -52,17 +54,21 @@ void fill_run_from_trace(Run& run, std::shared_ptr<const TraceSummary> summary) 
     if (st.wall_s <= 0) continue;
     run.iterations.push_back(it);
     const double start = st.end_s - st.wall_s;
-    if (!known(run.first_timestamp_s) || start < run.first_timestamp_s) run.first_timestamp_s = start;
-    if (!known(run.last_timestamp_s) || st.end_s > run.last_timestamp_s) run.last_timestamp_s = st.end_s;
+    if (!known(run.first_timestamp_s) || start < run.first_timestamp_s)
+      run.first_timestamp_s = start;
+    if (!known(run.last_timestamp_s) || st.end_s > run.last_timestamp_s)
+      run.last_timestamp_s = st.end_s;
   }
   run.ranks.clear();
   for (const auto& r : s.ranks)
     if (r.rank >= 0) run.ranks.push_back(r.rank);
   for (const auto& r : s.ranks) {
-    for (const auto& w : r.warnings) run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, r.file, 0, w});
+    for (const auto& w : r.warnings)
+      run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, r.file, 0, w});
     if (r.truncated) run.truncated = true;
   }
-  for (const auto& w : s.warnings) run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, "", 0, w});
+  for (const auto& w : s.warnings)
+    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning, "", 0, w});
   run.trace = std::move(summary);
 }
 

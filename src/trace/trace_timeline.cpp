@@ -32,9 +32,11 @@ std::vector<Interval> union_of(const std::vector<GpuEvent>& ev, unsigned mask) {
 /// Length of the part of [a, b) covered by `u` (disjoint, sorted), starting the search at `hint`.
 std::int64_t covered(const std::vector<Interval>& u, std::int64_t a, std::int64_t b) {
   if (b <= a || u.empty()) return 0;
-  auto it = std::lower_bound(u.begin(), u.end(), a, [](const Interval& x, std::int64_t v) { return x.end <= v; });
+  auto it = std::lower_bound(u.begin(), u.end(), a,
+                             [](const Interval& x, std::int64_t v) { return x.end <= v; });
   std::int64_t total = 0;
-  for (; it != u.end() && it->start < b; ++it) total += std::min(b, it->end) - std::max(a, it->start);
+  for (; it != u.end() && it->start < b; ++it)
+    total += std::min(b, it->end) - std::max(a, it->start);
   return total;
 }
 
@@ -70,7 +72,8 @@ TraceRankSummary summarize_trace(RawTrace& raw) {
   // Step of each GPU event: the profiler step whose CPU range holds its launch (HTA's rule),
   // else the one holding its own start.
   auto launch_of = [&](std::int64_t corr) -> std::int64_t {
-    auto it = std::lower_bound(raw.launches.begin(), raw.launches.end(), std::make_pair(corr, INT64_MIN));
+    auto it =
+        std::lower_bound(raw.launches.begin(), raw.launches.end(), std::make_pair(corr, INT64_MIN));
     return (it != raw.launches.end() && it->first == corr) ? it->second : INT64_MIN;
   };
   auto step_at = [&](std::int64_t t) -> std::int64_t {
@@ -89,7 +92,8 @@ TraceRankSummary summarize_trace(RawTrace& raw) {
   }
   s.launches = joined;
   const std::size_t n_steps = raw.steps.empty() ? 1 : raw.steps.size();
-  if (raw.steps.empty()) s.warnings.push_back("no ProfilerStep annotations: the whole trace is one window");
+  if (raw.steps.empty())
+    s.warnings.push_back("no ProfilerStep annotations: the whole trace is one window");
 
   // Windows: from a step's first kernel to the next step's first kernel; the last step ends
   // with its last kernel.
@@ -104,7 +108,8 @@ TraceRankSummary summarize_trace(RawTrace& raw) {
   for (std::size_t k = 0; k < n_steps; ++k)
     if (first[k] != INT64_MAX) live.push_back(k);
   if (live.empty()) {
-    s.warnings.push_back("no GPU kernel falls inside a ProfilerStep: the trace is read as one window");
+    s.warnings.push_back(
+        "no GPU kernel falls inside a ProfilerStep: the trace is read as one window");
     raw.steps.clear();
     return summarize_trace(raw);
   }
@@ -117,7 +122,8 @@ TraceRankSummary summarize_trace(RawTrace& raw) {
   for (std::size_t j = 0; j < live.size(); ++j) {
     const std::size_t k = live[j];
     const std::int64_t a = first[k];
-    const std::int64_t b = j + 1 < live.size() ? std::max(first[live[j + 1]], a) : std::max(last[k], a);
+    const std::int64_t b =
+        j + 1 < live.size() ? std::max(first[live[j + 1]], a) : std::max(last[k], a);
     if (b <= a) continue;
     TraceStep st;
     st.step = raw.steps.empty() ? 0 : raw.steps[k].step;
@@ -133,7 +139,8 @@ TraceRankSummary summarize_trace(RawTrace& raw) {
     st.memory_exposed_s = static_cast<double>(all - cm) * 1e-9;
     st.idle_s = static_cast<double>((b - a) - all) * 1e-9;
     // Idle gaps: host-bound when the next kernel was launched after the device went idle.
-    auto it = std::lower_bound(U_all.begin(), U_all.end(), a, [](const Interval& x, std::int64_t v) { return x.end <= v; });
+    auto it = std::lower_bound(U_all.begin(), U_all.end(), a,
+                               [](const Interval& x, std::int64_t v) { return x.end <= v; });
     std::int64_t gap_start = a;
     for (; it != U_all.end() && gap_start < b; ++it) {
       const std::int64_t g0 = gap_start, g1 = std::min(it->start, b);
@@ -167,8 +174,12 @@ TraceRankSummary summarize_trace(RawTrace& raw) {
     if (ev[i].collective < 0) continue;
     auto& c = raw.collectives[static_cast<std::size_t>(ev[i].collective)];
     const std::int64_t d = ev[i].end - ev[i].start;
-    c.exposed_fraction = d > 0 ? 1.0 - static_cast<double>(covered(U_c, ev[i].start, ev[i].end)) / static_cast<double>(d) : 0.0;
-    c.step = step_of[i] >= 0 && !raw.steps.empty() ? raw.steps[static_cast<std::size_t>(step_of[i])].step : -1;
+    c.exposed_fraction = d > 0 ? 1.0 - static_cast<double>(covered(U_c, ev[i].start, ev[i].end)) /
+                                           static_cast<double>(d)
+                               : 0.0;
+    c.step = step_of[i] >= 0 && !raw.steps.empty()
+                 ? raw.steps[static_cast<std::size_t>(step_of[i])].step
+                 : -1;
     c.start_ns += raw.base_ns;
   }
   s.collectives = std::move(raw.collectives);
@@ -187,7 +198,9 @@ TraceRankSummary summarize_trace(RawTrace& raw) {
   }
   s.overlap_ratio = s.comm_s > 0 ? hidden / s.comm_s : 0.0;
   s.has_flops = s.flops > 0;
-  if (s.launches == 0) s.warnings.push_back("no runtime launch events matched the kernels: host-bound idle cannot be told apart");
+  if (s.launches == 0)
+    s.warnings.push_back(
+        "no runtime launch events matched the kernels: host-bound idle cannot be told apart");
   return s;
 }
 
@@ -199,16 +212,18 @@ TraceSummary combine_ranks(std::vector<TraceRankSummary> ranks) {
   // Ranks seen twice (two files claiming the same rank) are reported.
   for (std::size_t i = 1; i < ranks.size(); ++i)
     if (ranks[i].rank >= 0 && ranks[i].rank == ranks[i - 1].rank)
-      out.warnings.push_back(fmt::format("rank {} appears in two traces ({} and {})", ranks[i].rank, ranks[i - 1].file, ranks[i].file));
+      out.warnings.push_back(fmt::format("rank {} appears in two traces ({} and {})", ranks[i].rank,
+                                         ranks[i - 1].file, ranks[i].file));
   int world = -1;
   for (const auto& r : ranks) world = std::max(world, r.world_size);
   if (world > 1) {
     std::size_t comm = 0;
     for (const auto& r : ranks) comm += r.comm_kernels;
     if (comm == 0)
-      out.warnings.push_back(fmt::format("world size is {} but no communication kernel was found: check the kernel "
-                                         "names (add a pattern with --comm-kernel)",
-                                         world));
+      out.warnings.push_back(
+          fmt::format("world size is {} but no communication kernel was found: check the kernel "
+                      "names (add a pattern with --comm-kernel)",
+                      world));
   }
   if (ranks.size() >= 2) {
     // Match each collective across ranks by process group, collective and sequence (or
@@ -255,9 +270,10 @@ TraceSummary combine_ranks(std::vector<TraceRankSummary> ranks) {
       if (best > 0 && share > std::min(0.9, 2.0 * fair)) {
         for (const auto& r : ranks)
           if (r.arrived_last == best) out.stragglers.push_back(r.rank);
-        out.straggler_reason =
-            fmt::format("arrived last at {} of {} matched collectives ({:.0f}%; an even share would be {:.0f}%)", best,
-                        out.matched_collectives, share * 100, fair * 100);
+        out.straggler_reason = fmt::format(
+            "arrived last at {} of {} matched collectives ({:.0f}%; an even share would be "
+            "{:.0f}%)",
+            best, out.matched_collectives, share * 100, fair * 100);
       }
     }
   }

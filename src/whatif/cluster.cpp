@@ -24,7 +24,8 @@ struct Running {
 
 class Cluster {
  public:
-  Cluster(int nodes, int per_node) : free_(static_cast<std::size_t>(nodes), per_node), per_node_(per_node) {
+  Cluster(int nodes, int per_node)
+      : free_(static_cast<std::size_t>(nodes), per_node), per_node_(per_node) {
     for (int n = 0; n < nodes; ++n) by_free_.insert({per_node, n});
     total_free_ = static_cast<long long>(nodes) * per_node;
   }
@@ -79,8 +80,10 @@ class Cluster {
 
 }  // namespace
 
-ClusterResult replay_cluster(const std::vector<Job>& jobs, int nodes, int gpus_per_node, Placement placement) {
-  if (nodes < 1 || gpus_per_node < 1) throw Error("the cluster needs at least one node with at least one GPU");
+ClusterResult replay_cluster(const std::vector<Job>& jobs, int nodes, int gpus_per_node,
+                             Placement placement) {
+  if (nodes < 1 || gpus_per_node < 1)
+    throw Error("the cluster needs at least one node with at least one GPU");
   ClusterResult r;
   r.placement = placement;
   const long long capacity = static_cast<long long>(nodes) * gpus_per_node;
@@ -95,7 +98,9 @@ ClusterResult replay_cluster(const std::vector<Job>& jobs, int nodes, int gpus_p
     }
     order.push_back(i);
   }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return jobs[a].submit_s < jobs[b].submit_s; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return jobs[a].submit_s < jobs[b].submit_s;
+  });
   r.jobs = order.size();
   if (order.empty()) return r;
 
@@ -142,7 +147,8 @@ ClusterResult replay_cluster(const std::vector<Job>& jobs, int nodes, int gpus_p
   }
   r.makespan_s = last_end - first_submit;
   r.mean_wait_s = wait_sum / static_cast<double>(r.jobs);
-  r.utilization = r.makespan_s > 0 ? busy_gpu_s / (static_cast<double>(capacity) * r.makespan_s) : 0;
+  r.utilization =
+      r.makespan_s > 0 ? busy_gpu_s / (static_cast<double>(capacity) * r.makespan_s) : 0;
   r.fragmentation_idle_gpu_h = frag_gpu_s / 3600.0;
   return r;
 }

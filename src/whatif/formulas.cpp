@@ -17,13 +17,15 @@ void require_positive(double v, const char* what) {
 // buffer over each rank's link, an all-gather or reduce-scatter (n-1)/n of the whole buffer.
 double ring_allreduce_s(double bytes, double n, double bw) {
   require_positive(bw, "bandwidth");
-  if (!(n >= 1) || !(bytes >= 0)) throw Error("all-reduce needs at least one rank and a byte count >= 0");
+  if (!(n >= 1) || !(bytes >= 0))
+    throw Error("all-reduce needs at least one rank and a byte count >= 0");
   return 2.0 * (n - 1.0) / n * bytes / bw;
 }
 
 double ring_allgather_s(double bytes, double n, double bw) {
   require_positive(bw, "bandwidth");
-  if (!(n >= 1) || !(bytes >= 0)) throw Error("all-gather needs at least one rank and a byte count >= 0");
+  if (!(n >= 1) || !(bytes >= 0))
+    throw Error("all-gather needs at least one rank and a byte count >= 0");
   return (n - 1.0) / n * bytes / bw;
 }
 
@@ -31,7 +33,8 @@ double ring_allgather_s(double bytes, double n, double bw) {
 // the bubble is (p-1)/m of the ideal time, (p-1)/(v*m) with v interleaved chunks per stage, so its
 // share of the whole step is (p-1)/(v*m + p-1).
 double pipeline_bubble_fraction(double p, double m, double v) {
-  if (!(p >= 1) || !(m >= 1) || !(v >= 1)) throw Error("the pipeline bubble needs p >= 1 stages, m >= 1 micro-batches, v >= 1 chunks");
+  if (!(p >= 1) || !(m >= 1) || !(v >= 1))
+    throw Error("the pipeline bubble needs p >= 1 stages, m >= 1 micro-batches, v >= 1 chunks");
   return (p - 1.0) / (v * m + p - 1.0);
 }
 
@@ -55,10 +58,12 @@ double daly_interval_s(double checkpoint_s, double mtbf_s) {
 
 // First-order model (Young 1974): each interval pays the save (d/tau); each failure, one every
 // MTBF on average, throws away half an interval of work and pays the restart.
-double checkpoint_loss_fraction(double interval_s, double checkpoint_s, double mtbf_s, double restart_s) {
+double checkpoint_loss_fraction(double interval_s, double checkpoint_s, double mtbf_s,
+                                double restart_s) {
   require_positive(interval_s, "checkpoint interval");
   require_positive(mtbf_s, "mean time between failures");
-  if (!(checkpoint_s >= 0) || !(restart_s >= 0)) throw Error("checkpoint and restart times must be >= 0");
+  if (!(checkpoint_s >= 0) || !(restart_s >= 0))
+    throw Error("checkpoint and restart times must be >= 0");
   return checkpoint_s / interval_s + (interval_s / 2.0 + restart_s) / mtbf_s;
 }
 

@@ -22,7 +22,8 @@ std::string lower_trim(std::string_view s) {
   // A UTF-8 byte-order mark starts some exported CSVs.
   if (s.substr(0, 3) == "\xef\xbb\xbf") s.remove_prefix(3);
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
@@ -65,14 +66,18 @@ class JobParser {
     }
     ++trace_.rows;
     auto field = [&](int col) -> std::string_view {
-      return col >= 0 && static_cast<std::size_t>(col) < fields.size() ? std::string_view(fields[col]) : std::string_view();
+      return col >= 0 && static_cast<std::size_t>(col) < fields.size()
+                 ? std::string_view(fields[col])
+                 : std::string_view();
     };
     auto fail = [&](const std::string& what) {
       throw Error(fmt::format("{}:{}: {}", origin_, line_no, what),
                   "fix or drop the row; the columns are submit_s,gpus,duration_s (seconds)");
     };
     const auto submit = parse_time(field(submit_));
-    if (!submit) fail(fmt::format("the submission time '{}' is not a number of seconds or a date-time", field(submit_)));
+    if (!submit)
+      fail(fmt::format("the submission time '{}' is not a number of seconds or a date-time",
+                       field(submit_)));
     const auto gpus = parse_time(field(gpus_));  // a plain number
     if (!gpus || *gpus < 0 || std::fabs(*gpus - std::round(*gpus)) > 1e-9 || *gpus > 1e7)
       fail(fmt::format("the GPU count '{}' is not a whole number >= 0", field(gpus_)));
@@ -100,7 +105,9 @@ class JobParser {
   }
 
   JobTrace finish() {
-    if (!have_header_) throw Error(fmt::format("{}: the job trace is empty", origin_), "give a CSV with a header line");
+    if (!have_header_)
+      throw Error(fmt::format("{}: the job trace is empty", origin_),
+                  "give a CSV with a header line");
     std::stable_sort(trace_.jobs.begin(), trace_.jobs.end(),
                      [](const Job& a, const Job& b) { return a.submit_s < b.submit_s; });
     if (!trace_.jobs.empty()) {
@@ -114,7 +121,8 @@ class JobParser {
   void header(const std::vector<std::string>& raw, std::uint64_t line_no) {
     std::vector<std::string> h;
     for (const auto& f : raw) h.push_back(lower_trim(f));
-    submit_ = find_column(h, {"submit_s", "submit_time", "submitted_time", "submit", "arrival_s", "arrival_time"});
+    submit_ = find_column(
+        h, {"submit_s", "submit_time", "submitted_time", "submit", "arrival_s", "arrival_time"});
     gpus_ = find_column(h, {"gpus", "gpu_num", "num_gpus", "gpu_count", "n_gpus", "gpu"});
     duration_ = find_column(h, {"duration_s", "duration", "run_time", "runtime", "run_time_s"});
     start_ = find_column(h, {"start_time", "start_s"});
@@ -123,13 +131,15 @@ class JobParser {
     std::vector<std::string> missing;
     if (submit_ < 0) missing.emplace_back("submit_s");
     if (gpus_ < 0) missing.emplace_back("gpus");
-    if (duration_ < 0 && (start_ < 0 || end_ < 0)) missing.emplace_back("duration_s (or start_time and end_time)");
+    if (duration_ < 0 && (start_ < 0 || end_ < 0))
+      missing.emplace_back("duration_s (or start_time and end_time)");
     if (!missing.empty()) {
       std::string found;
       for (const auto& f : h) found += (found.empty() ? "" : ",") + f;
       std::string need;
       for (const auto& m : missing) need += (need.empty() ? "" : ", ") + m;
-      throw Error(fmt::format("{}:{}: the job trace has no column {} (header: {})", origin_, line_no, need, found),
+      throw Error(fmt::format("{}:{}: the job trace has no column {} (header: {})", origin_,
+                              line_no, need, found),
                   "the first line must name the columns, at least submit_s,gpus,duration_s");
     }
     have_header_ = true;
@@ -146,7 +156,9 @@ JobTrace read_jobs(detail::ByteSource& src, const std::string& origin) {
   JobParser parser(origin);
   std::string_view line;
   while (reader.next(line)) parser.line(line, reader.line_number());
-  if (src.truncated()) throw Error(fmt::format("{}: the compressed job trace is cut off", origin), "give the complete file");
+  if (src.truncated())
+    throw Error(fmt::format("{}: the compressed job trace is cut off", origin),
+                "give the complete file");
   return parser.finish();
 }
 

@@ -46,16 +46,18 @@ struct State {
   }
 };
 
-std::string change_line(const Analysis& a, const std::string& what, const std::string& bucket, double before,
-                        double after, double run_before, double run_after) {
+std::string change_line(const Analysis& a, const std::string& what, const std::string& bucket,
+                        double before, double after, double run_before, double run_after) {
   return fmt::format("{}: {} {} -> {} per step ({}{}), {} over the run", what, label_of(a, bucket),
                      format_duration(before), format_duration(after), after < before ? "-" : "+",
                      format_duration(std::fabs(after - before)),
-                     fmt::format("{}{}", run_after < run_before ? "-" : "+", format_duration(std::fabs(run_after - run_before))));
+                     fmt::format("{}{}", run_after < run_before ? "-" : "+",
+                                 format_duration(std::fabs(run_after - run_before))));
 }
 
-void fill_numbers(const Analysis& a, const State& st, double gpus, double peak, const std::string& gpu,
-                  bool mfu_known, const Scenario& sc, ProjectedNumbers& out) {
+void fill_numbers(const Analysis& a, const State& st, double gpus, double peak,
+                  const std::string& gpu, bool mfu_known, const Scenario& sc,
+                  ProjectedNumbers& out) {
   out.step = st.step;
   out.run = st.run;
   out.step_time_s = sum(st.step);
@@ -66,17 +68,20 @@ void fill_numbers(const Analysis& a, const State& st, double gpus, double peak, 
   // The compute bucket is the model FLOPs at peak, so MFU is its share of the time.
   if (mfu_known && out.step_time_s > 0) out.mfu = get(st.step, "compute") / out.step_time_s;
   if (mfu_known && out.wall_time_s > 0) out.mfu_run = get(st.run, "compute") / out.wall_time_s;
-  const double tokens_per_step =
-      (known(a.total_tokens) && a.iterations_total > 0) ? a.total_tokens / static_cast<double>(a.iterations_total)
-                                                         : kUnknown;
-  if (known(tokens_per_step) && out.step_time_s > 0) out.tokens_per_s = tokens_per_step / out.step_time_s;
+  const double tokens_per_step = (known(a.total_tokens) && a.iterations_total > 0)
+                                     ? a.total_tokens / static_cast<double>(a.iterations_total)
+                                     : kUnknown;
+  if (known(tokens_per_step) && out.step_time_s > 0)
+    out.tokens_per_s = tokens_per_step / out.step_time_s;
   if (sc.train_tokens && known(a.total_tokens) && out.wall_time_s > 0) {
-    // At the run's overall pace: the overheads of the log (checkpoints, restarts) recur in proportion.
+    // At the run's overall pace: the overheads of the log (checkpoints, restarts) recur in
+    // proportion.
     out.train_time_s = *sc.train_tokens / (a.total_tokens / out.wall_time_s);
   } else if (sc.train_tokens && out.tokens_per_s) {
     out.train_time_s = *sc.train_tokens / *out.tokens_per_s;
   }
-  if (known(gpus)) out.gpu_hours = (out.train_time_s ? *out.train_time_s : out.wall_time_s) * gpus / 3600.0;
+  if (known(gpus))
+    out.gpu_hours = (out.train_time_s ? *out.train_time_s : out.wall_time_s) * gpus / 3600.0;
   if (out.gpu_hours && sc.price_per_gpu_hour) out.cost = *out.gpu_hours * *sc.price_per_gpu_hour;
 }
 
@@ -100,15 +105,17 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
   for (const auto& [name, k] : sc.scale) {
     if (!is_bucket(name))
       throw Error(fmt::format("'{}' is not a bucket of the waterfall", name),
-                  "use one of comm, io, idle, checkpoint, restart, startup, eval, other, compute_inefficiency");
+                  "use one of comm, io, idle, checkpoint, restart, startup, eval, other, "
+                  "compute_inefficiency");
     if (name == "compute")
       throw Error("compute at peak is the model's own work and cannot be scaled",
                   "use --gpu or --peak for faster hardware, or scale compute_inefficiency");
-    if (!(k >= 0) || !std::isfinite(k)) throw Error(fmt::format("the scale of {} must be a number >= 0", name));
+    if (!(k >= 0) || !std::isfinite(k))
+      throw Error(fmt::format("the scale of {} must be a number >= 0", name));
     const double b0 = get(st.step, name), r0 = get(st.run, name);
     st.scale(name, k);
-    p.explanations.push_back(change_line(a, fmt::format("{} x{}", name, format_number(k, 3)), name, b0,
-                                         get(st.step, name), r0, get(st.run, name)));
+    p.explanations.push_back(change_line(a, fmt::format("{} x{}", name, format_number(k, 3)), name,
+                                         b0, get(st.step, name), r0, get(st.run, name)));
   }
 
   // 2. Another accelerator: compute scales with the dense peak (the same share of it achieved),
@@ -127,31 +134,37 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
       new_peak = *pk;
     }
     if (!known(peak))
-      throw Error("the run's peak FLOP/s is unknown, so another accelerator cannot be compared with it",
-                  "pass --run-gpu or --run-peak for the hardware the log ran on");
+      throw Error(
+          "the run's peak FLOP/s is unknown, so another accelerator cannot be compared with it",
+          "pass --run-gpu or --run-peak for the hardware the log ran on");
     if (!(new_peak > 0)) throw Error("the new peak must be positive");
     const double k = peak / new_peak;
     const double c0 = get(st.step, "compute") + get(st.step, "compute_inefficiency");
     st.scale("compute", k);
     st.scale("compute_inefficiency", k);
     p.explanations.push_back(fmt::format(
-        "accelerator {} -> {} ({} -> {} dense): compute {} -> {} per step, assuming the same share of the peak",
+        "accelerator {} -> {} ({} -> {} dense): compute {} -> {} per step, assuming the same share "
+        "of the peak",
         gpu.empty() ? "given" : gpu, new_gpu.empty() ? "given" : new_gpu, format_flop_rate(peak),
         format_flop_rate(new_peak), format_duration(c0),
         format_duration(get(st.step, "compute") + get(st.step, "compute_inefficiency"))));
     const GpuSpec* old_spec = gpu.empty() ? nullptr : db.try_resolve(gpu).spec;
-    if (sc.gpu && old_spec && old_spec->interconnect_bandwidth > 0 && sc.gpu->interconnect_bandwidth > 0 &&
-        get(st.step, "comm") > 0) {
+    if (sc.gpu && old_spec && old_spec->interconnect_bandwidth > 0 &&
+        sc.gpu->interconnect_bandwidth > 0 && get(st.step, "comm") > 0) {
       const double kc = old_spec->interconnect_bandwidth / sc.gpu->interconnect_bandwidth;
       const double m0 = get(st.step, "comm");
       st.scale("comm", kc);
       p.explanations.push_back(fmt::format(
-          "interconnect {} {} -> {} {}: exposed communication {} -> {} per step (all of it assumed on that link)",
-          old_spec->interconnect, format_number(old_spec->interconnect_bandwidth / 1e9, 4) + " GB/s",
-          sc.gpu->interconnect, format_number(sc.gpu->interconnect_bandwidth / 1e9, 4) + " GB/s", format_duration(m0),
+          "interconnect {} {} -> {} {}: exposed communication {} -> {} per step (all of it assumed "
+          "on that link)",
+          old_spec->interconnect,
+          format_number(old_spec->interconnect_bandwidth / 1e9, 4) + " GB/s", sc.gpu->interconnect,
+          format_number(sc.gpu->interconnect_bandwidth / 1e9, 4) + " GB/s", format_duration(m0),
           format_duration(get(st.step, "comm"))));
     } else if (get(st.step, "comm") > 0) {
-      p.notes.push_back("communication is kept as measured: the interconnect of one of the accelerators is unknown");
+      p.notes.push_back(
+          "communication is kept as measured: the interconnect of one of the accelerators is "
+          "unknown");
     }
     peak = new_peak;
     gpu = new_gpu;
@@ -162,7 +175,8 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
   //    2(n-1)/n (nccl-tests PERFORMANCE.md); bubbles and other per-step waits stay as they are.
   if (sc.gpus) {
     if (!known(gpus) || !(gpus > 0))
-      throw Error("the run's GPU count is unknown, so it cannot be changed", "pass --run-gpus with the job's GPU count");
+      throw Error("the run's GPU count is unknown, so it cannot be changed",
+                  "pass --run-gpus with the job's GPU count");
     const double g2 = *sc.gpus;
     if (!(g2 >= 1) || !std::isfinite(g2)) throw Error("the new GPU count must be at least 1");
     const double f = g2 / gpus;
@@ -170,20 +184,27 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
     for (const char* b : {"compute", "compute_inefficiency", "io"}) st.scale(b, 1.0 / f);
     const double ring = gpus > 1 && g2 > 1 ? ((g2 - 1) / g2) / ((gpus - 1) / gpus) : 1.0;
     if (gpus > 1 && g2 > 1) st.scale("comm", ring);
-    p.explanations.push_back(fmt::format(
-        "GPUs {} -> {} at the same global batch: compute and data per GPU x{}, gradient all-reduce x{} "
-        "(ring 2(n-1)/n); step {} -> {}",
-        format_number(gpus, 6), format_number(g2, 6), format_number(1.0 / f, 3), format_number(ring, 4),
-        format_duration(s0), format_duration(sum(st.step))));
+    p.explanations.push_back(
+        fmt::format("GPUs {} -> {} at the same global batch: compute and data per GPU x{}, "
+                    "gradient all-reduce x{} "
+                    "(ring 2(n-1)/n); step {} -> {}",
+                    format_number(gpus, 6), format_number(g2, 6), format_number(1.0 / f, 3),
+                    format_number(ring, 4), format_duration(s0), format_duration(sum(st.step))));
     if (gpus == 1 || g2 == 1)
-      p.notes.push_back("one of the GPU counts is 1: the communication of the other cannot be derived and is kept");
+      p.notes.push_back(
+          "one of the GPU counts is 1: the communication of the other cannot be derived and is "
+          "kept");
     if (get(st.step, "idle") > 0)
-      p.notes.push_back("the pipeline bubble and idle time are kept per step; with more replicas at a fixed global "
-                        "batch each pipeline gets fewer micro-batches and the bubble grows (see the analytical mode)");
+      p.notes.push_back(
+          "the pipeline bubble and idle time are kept per step; with more replicas at a fixed "
+          "global "
+          "batch each pipeline gets fewer micro-batches and the bubble grows (see the analytical "
+          "mode)");
     gpus = g2;
   }
 
-  // 4. More overlap: that share of the exposed communication hides under compute (at most all of it).
+  // 4. More overlap: that share of the exposed communication hides under compute (at most all of
+  // it).
   if (sc.overlap) {
     const double o = *sc.overlap;
     if (!(o >= 0 && o <= 1)) throw Error("--overlap must be a share between 0% and 100%");
@@ -194,9 +215,11 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
       const double k = (comm - hidden) / comm;
       const double r0 = get(st.run, "comm");
       st.scale("comm", k);
-      p.explanations.push_back(change_line(a, fmt::format("overlap {}", format_percent(o, 0)), "comm", comm,
-                                           get(st.step, "comm"), r0, get(st.run, "comm")));
-      if (hidden < o * comm) p.notes.push_back("the overlap is capped by the compute time it can hide under");
+      p.explanations.push_back(change_line(a, fmt::format("overlap {}", format_percent(o, 0)),
+                                           "comm", comm, get(st.step, "comm"), r0,
+                                           get(st.run, "comm")));
+      if (hidden < o * comm)
+        p.notes.push_back("the overlap is capped by the compute time it can hide under");
     } else {
       p.notes.push_back("--overlap has nothing to act on: the run shows no exposed communication");
     }
@@ -212,18 +235,21 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
       if (st.run.count(b)) st.run[b] -= cut;
       removed += cut;
     }
-    p.explanations.push_back(fmt::format("stalls x{}: {} stalled records, {} {} over the run (steps unchanged)",
-                                         format_number(k, 3), a.stalls.count, removed >= 0 ? "-" : "+",
-                                         format_duration(std::fabs(removed))));
+    p.explanations.push_back(fmt::format(
+        "stalls x{}: {} stalled records, {} {} over the run (steps unchanged)", format_number(k, 3),
+        a.stalls.count, removed >= 0 ? "-" : "+", format_duration(std::fabs(removed))));
   }
 
   fill_numbers(a, st, gpus, peak, gpu, mfu_known, sc, p.projected);
   if (p.projected.mfu && *p.projected.mfu > 1.0 + 1e-9)
-    throw ImpossibleResult(fmt::format("the projected MFU would be {}: the scenario removes more time than the "
-                                       "step has outside compute at peak",
-                                       format_percent(*p.projected.mfu)));
-  if (!mfu_known) p.notes.push_back("MFU is not projected: the run's model FLOPs or peak are unknown");
-  if (p.explanations.empty()) p.notes.push_back("no change given: the projection equals the measurement");
+    throw ImpossibleResult(
+        fmt::format("the projected MFU would be {}: the scenario removes more time than the "
+                    "step has outside compute at peak",
+                    format_percent(*p.projected.mfu)));
+  if (!mfu_known)
+    p.notes.push_back("MFU is not projected: the run's model FLOPs or peak are unknown");
+  if (p.explanations.empty())
+    p.notes.push_back("no change given: the projection equals the measurement");
   return p;
 }
 

@@ -23,7 +23,8 @@ const std::string& synthetic(const std::string& kind, int mb) {
   const std::string key = kind + std::to_string(mb);
   auto it = paths.find(key);
   if (it != paths.end()) return it->second;
-  const fs::path p = fs::temp_directory_path() / ("mfu-bench-" + key + (kind == "kineto" ? ".json" : ".log"));
+  const fs::path p =
+      fs::temp_directory_path() / ("mfu-bench-" + key + (kind == "kineto" ? ".json" : ".log"));
   if (!fs::exists(p)) mfu_bench::generate(kind, static_cast<std::uint64_t>(mb) << 20, p.string());
   return paths[key] = p.string();
 }
@@ -43,11 +44,21 @@ void ingest_file(benchmark::State& state, const std::string& path, bool analyze_
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
-void BM_IngestNative(benchmark::State& s) { ingest_file(s, synthetic("native", 64), false); }
-void BM_IngestMegatron(benchmark::State& s) { ingest_file(s, synthetic("megatron", 64), false); }
-void BM_IngestKineto(benchmark::State& s) { ingest_file(s, synthetic("kineto", 64), false); }
-void BM_AnalyzeNative(benchmark::State& s) { ingest_file(s, synthetic("native", 64), true); }
-void BM_AnalyzeMegatron(benchmark::State& s) { ingest_file(s, synthetic("megatron", 64), true); }
+void BM_IngestNative(benchmark::State& s) {
+  ingest_file(s, synthetic("native", 64), false);
+}
+void BM_IngestMegatron(benchmark::State& s) {
+  ingest_file(s, synthetic("megatron", 64), false);
+}
+void BM_IngestKineto(benchmark::State& s) {
+  ingest_file(s, synthetic("kineto", 64), false);
+}
+void BM_AnalyzeNative(benchmark::State& s) {
+  ingest_file(s, synthetic("native", 64), true);
+}
+void BM_AnalyzeMegatron(benchmark::State& s) {
+  ingest_file(s, synthetic("megatron", 64), true);
+}
 BENCHMARK(BM_IngestNative)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_IngestMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_IngestKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -64,8 +75,12 @@ void analyze_only(benchmark::State& state, const std::string& path) {
   for (auto _ : state) benchmark::DoNotOptimize(mfu::analyze(run, o));
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(run.iterations.size()));
 }
-void BM_AnalyzeOnlyNative(benchmark::State& s) { analyze_only(s, synthetic("native", 64)); }
-void BM_AnalyzeOnlyMegatron(benchmark::State& s) { analyze_only(s, synthetic("megatron", 64)); }
+void BM_AnalyzeOnlyNative(benchmark::State& s) {
+  analyze_only(s, synthetic("native", 64));
+}
+void BM_AnalyzeOnlyMegatron(benchmark::State& s) {
+  analyze_only(s, synthetic("megatron", 64));
+}
 BENCHMARK(BM_AnalyzeOnlyNative)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AnalyzeOnlyMegatron)->Unit(benchmark::kMillisecond);
 
@@ -99,14 +114,17 @@ BENCHMARK_CAPTURE(BM_Samples, megatron, std::string("megatron"))->Unit(benchmark
 BENCHMARK_CAPTURE(BM_Samples, torchtitan, std::string("torchtitan"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Samples, hf_trainer, std::string("hf_trainer"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Samples, deepspeed, std::string("deepspeed"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Samples, nanogpt_llmc, std::string("nanogpt_llmc"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Samples, nanogpt_llmc, std::string("nanogpt_llmc"))
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Samples, mlperf, std::string("mlperf"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Samples, kineto_trace, std::string("kineto_trace"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Samples, kineto_trace, std::string("kineto_trace"))
+    ->Unit(benchmark::kMillisecond);
 
 void BM_ParseQuantity(benchmark::State& state) {
   const char* inputs[] = {"989.5 TFLOP/s", "330ms", "1.2M", "40%", "540.35B", "2.5h"};
-  const mfu::Quantity kinds[] = {mfu::Quantity::kFlopRate, mfu::Quantity::kDuration, mfu::Quantity::kRate,
-                                 mfu::Quantity::kRatio,    mfu::Quantity::kCount,    mfu::Quantity::kDuration};
+  const mfu::Quantity kinds[] = {mfu::Quantity::kFlopRate, mfu::Quantity::kDuration,
+                                 mfu::Quantity::kRate,     mfu::Quantity::kRatio,
+                                 mfu::Quantity::kCount,    mfu::Quantity::kDuration};
   for (auto _ : state)
     for (int i = 0; i < 6; ++i) benchmark::DoNotOptimize(mfu::parse_quantity(inputs[i], kinds[i]));
   state.SetItemsProcessed(state.iterations() * 6);

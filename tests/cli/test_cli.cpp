@@ -1,9 +1,8 @@
 // The real binary: exit codes, golden outputs, files it writes.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "test_util.hpp"
 
@@ -17,7 +16,8 @@ TEST(Cli, VersionAndHelpExitZero) {
   const auto h = run_mfu("--help");
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_NE(h.out.find("Exit codes"), std::string::npos);
-  for (const char* sub : {"calc", "analyze", "check", "whatif", "gpus", "models", "inspect", "convert"}) {
+  for (const char* sub :
+       {"calc", "analyze", "check", "whatif", "gpus", "models", "inspect", "convert"}) {
     const auto r = run_mfu(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;
     EXPECT_NE(r.out.find("Example"), std::string::npos) << sub << " help has no examples";
@@ -30,14 +30,16 @@ TEST(Cli, BadUsageExitsTwoWithAMessage) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("mfu: error:"), std::string::npos);
   EXPECT_EQ(run_mfu("frobnicate").exit_code, 2);
-  EXPECT_EQ(run_mfu("calc --step-time 35T --flops 35T --gpus 16 --peak 19.5T").exit_code, 2);  // wrong kind
+  EXPECT_EQ(run_mfu("calc --step-time 35T --flops 35T --gpus 16 --peak 19.5T").exit_code,
+            2);  // wrong kind
 }
 
 TEST(Cli, CalcClassicExampleGolden) {
   const auto r = run_mfu("calc --flops 35T --step-time 330ms --gpus 16 --peak 19.5T");
   EXPECT_EQ(r.exit_code, 0);
   test::expect_golden("calc_classic.txt", r.out);
-  const auto cut = run_mfu("calc --flops 35T --step-time 290ms --gpus 16 --peak 19.5T --output json");
+  const auto cut =
+      run_mfu("calc --flops 35T --step-time 290ms --gpus 16 --peak 19.5T --output json");
   EXPECT_EQ(cut.exit_code, 0);
   EXPECT_NE(cut.out.find("\"mfu\": 0.3868"), std::string::npos) << cut.out;
 }
@@ -52,7 +54,8 @@ TEST(Cli, CalcRefusesTheImpossibleWithAHint) {
 
 TEST(Cli, CalcPalmJsonGolden) {
   const auto r = run_mfu(
-      "calc --params 540.35B --layers 118 --heads 48 --head-dim 256 --hidden 18432 --seq-len 2048 --gpu tpu-v4 "
+      "calc --params 540.35B --layers 118 --heads 48 --head-dim 256 --hidden 18432 --seq-len 2048 "
+      "--gpu tpu-v4 "
       "--gpus 6144 --tokens-per-sec 238.3k --output json");
   EXPECT_EQ(r.exit_code, 0);
   test::expect_golden("calc_palm.json", r.out);
@@ -60,10 +63,12 @@ TEST(Cli, CalcPalmJsonGolden) {
 
 TEST(Cli, CalcTrainingBudgetAndCost) {
   const auto r = run_mfu(
-      "calc --model llama3-8b --gpu h100 --gpus 64 --tokens-per-sec 1M --train-tokens 15T --price-per-gpu-hour 2.5 "
+      "calc --model llama3-8b --gpu h100 --gpus 64 --tokens-per-sec 1M --train-tokens 15T "
+      "--price-per-gpu-hour 2.5 "
       "--output json");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* key : {"\"train_time_s\"", "\"gpu_hours\"", "\"cost\"", "\"energy_kwh\"", "\"schema_version\""})
+  for (const char* key :
+       {"\"train_time_s\"", "\"gpu_hours\"", "\"cost\"", "\"energy_kwh\"", "\"schema_version\""})
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
 }
 
@@ -101,7 +106,8 @@ TEST(Cli, AnalyzeTheBundledExampleInEveryFormat) {
 }
 
 TEST(Cli, HtmlReportIsSelfContained) {
-  const auto r = run_mfu("analyze examples/megatron-deepspeed_gpt3-125m_8gpu.log --gpu a100 --output html");
+  const auto r =
+      run_mfu("analyze examples/megatron-deepspeed_gpt3-125m_8gpu.log --gpu a100 --output html");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.find("<script"), std::string::npos);
   EXPECT_EQ(r.out.find("src=\"http"), std::string::npos);
@@ -121,13 +127,15 @@ TEST(Cli, UnreadableAndUnknownInputsExitTwo) {
 }
 
 TEST(Cli, StdinIsReadWithDash) {
-  const auto r = run_mfu("inspect -", "", (test::source_dir() / "tests/data/nanogpt_mfu.log").string());
+  const auto r =
+      run_mfu("inspect -", "", (test::source_dir() / "tests/data/nanogpt_mfu.log").string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("format      nanogpt"), std::string::npos);
 }
 
 TEST(Cli, OutputFileIsWrittenAtomicallyAndKeptOnFailure) {
-  const auto dir = std::filesystem::temp_directory_path() / ("mfu-cli-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mfu-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string out = (dir / "report.json").string();
   EXPECT_EQ(run_mfu("analyze examples/native_run.jsonl --output json -o " + out).exit_code, 0);
@@ -136,12 +144,14 @@ TEST(Cli, OutputFileIsWrittenAtomicallyAndKeptOnFailure) {
   EXPECT_EQ(run_mfu("analyze /nonexistent.log --output json -o " + out).exit_code, 2);
   EXPECT_EQ(test::read_file(out), first);  // the previous report is intact
   for (const auto& e : std::filesystem::directory_iterator(dir))
-    EXPECT_EQ(e.path().filename().string().find(".mfu-tmp"), std::string::npos) << "temporary left behind";
+    EXPECT_EQ(e.path().filename().string().find(".mfu-tmp"), std::string::npos)
+        << "temporary left behind";
   std::filesystem::remove_all(dir);
 }
 
 TEST(Cli, CheckExitCodesJunitAndGithubOutputs) {
-  const auto dir = std::filesystem::temp_directory_path() / ("mfu-check-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mfu-check-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string log = "examples/native_run.jsonl";
   EXPECT_EQ(run_mfu("check " + log + " --min-mfu 30%").exit_code, 0);
@@ -161,7 +171,9 @@ TEST(Cli, CheckExitCodesJunitAndGithubOutputs) {
   EXPECT_EQ(run_mfu("check " + log + " --baseline " + base).exit_code, 0);
   test::write_file(dir / "mfu.toml", "[check]\nmin-mfu = \"99%\"  # too high\n");
   EXPECT_EQ(run_mfu("check " + log + " --config " + (dir / "mfu.toml").string()).exit_code, 1);
-  EXPECT_EQ(run_mfu("check " + log + " --config " + (dir / "mfu.toml").string() + " --min-mfu 10%").exit_code, 0);
+  EXPECT_EQ(run_mfu("check " + log + " --config " + (dir / "mfu.toml").string() + " --min-mfu 10%")
+                .exit_code,
+            0);
   test::write_file(dir / "bad.toml", "min-mfu 40%\n");
   const auto bad = run_mfu("check " + log + " --config " + (dir / "bad.toml").string());
   EXPECT_EQ(bad.exit_code, 2);
@@ -170,7 +182,8 @@ TEST(Cli, CheckExitCodesJunitAndGithubOutputs) {
 }
 
 TEST(Cli, ConvertRoundTrips) {
-  const auto dir = std::filesystem::temp_directory_path() / ("mfu-conv-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mfu-conv-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string out = (dir / "run.jsonl").string();
   EXPECT_EQ(run_mfu("convert tests/data/megatron_megads_excerpt.log -o " + out).exit_code, 0);
@@ -194,30 +207,34 @@ TEST(Cli, WhatifClassicExampleGolden) {
   EXPECT_NE(r.out.find("290 ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("38.7%"), std::string::npos) << r.out;
   test::expect_golden("whatif_classic.txt", r.out);
-  const auto j = test::run_mfu("whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm 0.5x --output json");
+  const auto j = test::run_mfu(
+      "whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm 0.5x --output json");
   EXPECT_EQ(j.exit_code, 0) << j.err;
   EXPECT_NE(j.out.find("\"mfu\": 0.3868"), std::string::npos) << j.out;
 }
 
 TEST(Cli, WhatifAnalyticalAndCluster) {
   const auto e = test::run_mfu(
-      "whatif --model llama3-70b --gpu h100 --gpus 1024 --tp 8 --pp 8 --micro-batches 32 --global-batch 1024 "
+      "whatif --model llama3-70b --gpu h100 --gpus 1024 --tp 8 --pp 8 --micro-batches 32 "
+      "--global-batch 1024 "
       "--seq-len 8192 --checkpoint-time 60s --mtbf 24h --output markdown");
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("pipeline bubble"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("Daly"), std::string::npos) << e.out;
-  const auto c = test::run_mfu("whatif cluster --nodes 2 --gpus-per-node 8 --jobs examples/jobs.csv");
+  const auto c =
+      test::run_mfu("whatif cluster --nodes 2 --gpus-per-node 8 --jobs examples/jobs.csv");
   EXPECT_EQ(c.exit_code, 0) << c.err;
   test::expect_golden("whatif_cluster.txt", c.out);
 }
 
 TEST(Cli, WhatifUsageErrorsExitTwo) {
   // A layout flag with a log, a bad scale, an unknown accelerator, a missing trace.
-  for (const char* args : {"whatif examples/classic_330ms.jsonl --run-peak 19.5T --tp 8",
-                           "whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm fast",
-                           "whatif examples/classic_330ms.jsonl --run-peak 19.5T --gpu h1000",
-                           "whatif cluster --nodes 2 --jobs /nonexistent/jobs.csv",
-                           "whatif --model llama3-8b --gpu h100 --gpus 7 --tp 2 --global-batch 8 --seq-len 8192"}) {
+  for (const char* args :
+       {"whatif examples/classic_330ms.jsonl --run-peak 19.5T --tp 8",
+        "whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm fast",
+        "whatif examples/classic_330ms.jsonl --run-peak 19.5T --gpu h1000",
+        "whatif cluster --nodes 2 --jobs /nonexistent/jobs.csv",
+        "whatif --model llama3-8b --gpu h100 --gpus 7 --tp 2 --global-batch 8 --seq-len 8192"}) {
     const auto r = test::run_mfu(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.err.find("error"), std::string::npos) << args;
@@ -238,16 +255,21 @@ TEST(Cli, FollowReadsAppendedLinesAndReportsOnInterrupt) {
   auto lines = [](int from, int to) {
     std::string s;
     for (int i = from; i <= to; ++i)
-      s += R"({"step":)" + std::to_string(i) + R"(,"time_s":0.33,"model_flops":3.5e13})" "\n";
+      s += R"({"step":)" + std::to_string(i) +
+           R"(,"time_s":0.33,"model_flops":3.5e13})"
+           "\n";
     return s;
   };
-  test::write_file(log, R"({"type":"meta","gpus":16})" "\n" + lines(1, 5));
+  test::write_file(log, R"({"type":"meta","gpus":16})"
+                        "\n" +
+                            lines(1, 5));
   // Start following, append five lines and half a line, then interrupt: the final report has
   // the ten complete iterations.
-  test::write_file(script, "set -e\n" + std::string(MFU_BINARY_PATH) + " analyze --follow " + log.string() +
-                               " --peak 19.5T --interval 0.2 --output json -o " + out.string() +
-                               " 2>/dev/null &\npid=$!\nsleep 1\nprintf '%s' '" + lines(6, 10) +
-                               "{\"step\":11,\"ti' >> " + log.string() + "\nsleep 1\nkill -INT $pid\nwait $pid\n");
+  test::write_file(script, "set -e\n" + std::string(MFU_BINARY_PATH) + " analyze --follow " +
+                               log.string() + " --peak 19.5T --interval 0.2 --output json -o " +
+                               out.string() + " 2>/dev/null &\npid=$!\nsleep 1\nprintf '%s' '" +
+                               lines(6, 10) + "{\"step\":11,\"ti' >> " + log.string() +
+                               "\nsleep 1\nkill -INT $pid\nwait $pid\n");
   const int status = std::system(("timeout 30 sh " + script.string()).c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
@@ -275,20 +297,24 @@ TEST(Cli, HtmlReportRendersInAHeadlessBrowser) {
       break;
     }
   }
-  if (browser.empty()) GTEST_SKIP() << "no headless browser installed (tools/setup.sh installs chromium)";
+  if (browser.empty())
+    GTEST_SKIP() << "no headless browser installed (tools/setup.sh installs chromium)";
   const fs::path dir = fs::temp_directory_path() / ("mfu-html-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path html = dir / "report.html", png = dir / "report.png", dom = dir / "dom.html";
-  const auto r = test::run_mfu("analyze examples/megatron-deepspeed_gpt3-125m_8gpu.log --gpu a100 --output html -o " +
-                               test::shell_quote(html.string()));
+  const auto r = test::run_mfu(
+      "analyze examples/megatron-deepspeed_gpt3-125m_8gpu.log --gpu a100 --output html -o " +
+      test::shell_quote(html.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,2200 ";
+  const std::string flags =
+      " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,2200 ";
   const std::string url = "file://" + html.string();
-  ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--screenshot=" + png.string() + " " + url +
-                         " >/dev/null 2>&1")
+  ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--screenshot=" + png.string() + " " +
+                         url + " >/dev/null 2>&1")
                             .c_str()),
             0);
-  ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--dump-dom " + url + " >" + dom.string() + " 2>/dev/null")
+  ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--dump-dom " + url + " >" +
+                         dom.string() + " 2>/dev/null")
                             .c_str()),
             0);
   ASSERT_TRUE(fs::exists(png));

@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 
 void expect_outcome(const fs::path& input, const std::string& name) {
   SCOPED_TRACE(name);
-  const auto r = test::run_mfu("analyze " + test::shell_quote(input.string()) + " --peak 1000T", "", "/dev/null", 60);
+  const auto r = test::run_mfu("analyze " + test::shell_quote(input.string()) + " --peak 1000T", "",
+                               "/dev/null", 60);
   if (name.rfind("fail_", 0) == 0) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.out, "");
@@ -47,18 +48,22 @@ TEST(Corpus, EveryFileHasTheOutcomeItsNameStates) {
 TEST(Corpus, GeneratedInputs) {
   const fs::path dir = fs::temp_directory_path() / ("mfu-corpus-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string meta = R"({"type":"meta","gpus":16})" "\n";
-  const std::string rec = R"({"step":1,"time_s":0.33,"model_flops":3.5e13})" "\n";
-  const std::string rec2 = R"({"step":2,"time_s":0.33,"model_flops":3.5e13})" "\n";
+  const std::string meta = R"({"type":"meta","gpus":16})"
+                           "\n";
+  const std::string rec = R"({"step":1,"time_s":0.33,"model_flops":3.5e13})"
+                          "\n";
+  const std::string rec2 = R"({"step":2,"time_s":0.33,"model_flops":3.5e13})"
+                           "\n";
   const std::string big(200u << 20, 'a');
-  {
-    std::ofstream(dir / "fail_single_200mb_line.log", std::ios::binary) << big;
-  }
+  { std::ofstream(dir / "fail_single_200mb_line.log", std::ios::binary) << big; }
   expect_outcome(dir / "fail_single_200mb_line.log", "fail_single_200mb_line.log");
   {
-    std::ofstream(dir / "warn_200mb_line_between_records.jsonl", std::ios::binary) << meta << rec << big << "\n" << rec2;
+    std::ofstream(dir / "warn_200mb_line_between_records.jsonl", std::ios::binary)
+        << meta << rec << big << "\n"
+        << rec2;
   }
-  expect_outcome(dir / "warn_200mb_line_between_records.jsonl", "warn_200mb_line_between_records.jsonl");
+  expect_outcome(dir / "warn_200mb_line_between_records.jsonl",
+                 "warn_200mb_line_between_records.jsonl");
   fs::remove(dir / "fail_single_200mb_line.log");
   fs::remove(dir / "warn_200mb_line_between_records.jsonl");
 
@@ -73,8 +78,12 @@ TEST(Corpus, GeneratedInputs) {
   // The same rank twice.
   const fs::path dup = dir / "warn_duplicate_ranks";
   fs::create_directories(dup);
-  test::write_file(dup / "rank0.jsonl", meta + R"({"step":1,"time_s":0.33,"model_flops":3.5e13,"rank":0})" "\n" +
-                                            R"({"step":2,"time_s":0.33,"model_flops":3.5e13,"rank":0})" "\n");
+  test::write_file(dup / "rank0.jsonl",
+                   meta +
+                       R"({"step":1,"time_s":0.33,"model_flops":3.5e13,"rank":0})"
+                       "\n" +
+                       R"({"step":2,"time_s":0.33,"model_flops":3.5e13,"rank":0})"
+                       "\n");
   fs::copy_file(dup / "rank0.jsonl", dup / "rank0_again.jsonl");
   expect_outcome(dup, "warn_duplicate_ranks");
   fs::remove_all(dir);

@@ -8,7 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   try {
-    mfu::fuzz::run_target(MFU_FUZZ_TARGET, std::string_view(reinterpret_cast<const char*>(data), size));
+    mfu::fuzz::run_target(MFU_FUZZ_TARGET,
+                          std::string_view(reinterpret_cast<const char*>(data), size));
   } catch (const mfu::fuzz::PropertyViolation& e) {
     std::fprintf(stderr, "property violated (%s): %s\n", MFU_FUZZ_TARGET, e.what());
     std::abort();

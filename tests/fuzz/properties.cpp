@@ -19,7 +19,9 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw PropertyViolation(what);
 }
 
-bool same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+bool same(double a, double b) {
+  return a == b || (std::isnan(a) && std::isnan(b));
+}
 
 void check_run(const Run& run) {
   for (std::size_t i = 0; i < run.iterations.size(); ++i) {
@@ -47,9 +49,11 @@ void check_analysis(const Run& run) {
     require(b.seconds >= 0 && std::isfinite(b.seconds), "a bucket is negative or infinite");
     sum += b.seconds;
   }
-  require(std::fabs(sum - a.wall_time_s) <= 1e-6 * std::max(1.0, a.wall_time_s), "buckets do not add up");
+  require(std::fabs(sum - a.wall_time_s) <= 1e-6 * std::max(1.0, a.wall_time_s),
+          "buckets do not add up");
   if (a.mfu) require(*a.mfu >= 0 && *a.mfu <= 1.0 + 1e-9, "MFU outside 0..1");
-  if (a.mfu_steady) require(*a.mfu_steady >= 0 && *a.mfu_steady <= 1.0 + 1e-9, "steady MFU outside 0..1");
+  if (a.mfu_steady)
+    require(*a.mfu_steady >= 0 && *a.mfu_steady <= 1.0 + 1e-9, "steady MFU outside 0..1");
 }
 
 void check_round_trip(const Run& run) {
@@ -63,13 +67,15 @@ void check_round_trip(const Run& run) {
   } catch (const Error& e) {
     throw PropertyViolation(std::string("native output does not read back: ") + e.what());
   }
-  require(back.iterations.size() == run.iterations.size(), "round trip changed the number of records");
+  require(back.iterations.size() == run.iterations.size(),
+          "round trip changed the number of records");
   for (std::size_t i = 0; i < run.iterations.size(); ++i) {
     const Iteration x = run.iterations[i], y = back.iterations[i];
     require(x.step == y.step, "round trip changed a step");
     require(x.count == y.count, "round trip changed a count");
-    require(same(x.time_s, y.time_s) || std::fabs(x.time_s - y.time_s) <= 1e-9 * std::fabs(x.time_s),
-            "round trip changed a time");
+    require(
+        same(x.time_s, y.time_s) || std::fabs(x.time_s - y.time_s) <= 1e-9 * std::fabs(x.time_s),
+        "round trip changed a time");
   }
 }
 
@@ -91,8 +97,9 @@ void check_ingest(std::string_view data, const std::string& format) {
 }
 
 void check_quantity(std::string_view data) {
-  const Quantity kinds[] = {Quantity::kFlops, Quantity::kFlopRate, Quantity::kDuration, Quantity::kRate,
-                            Quantity::kCount, Quantity::kRatio,    Quantity::kMoney,    Quantity::kBandwidth};
+  const Quantity kinds[] = {Quantity::kFlops, Quantity::kFlopRate, Quantity::kDuration,
+                            Quantity::kRate,  Quantity::kCount,    Quantity::kRatio,
+                            Quantity::kMoney, Quantity::kBandwidth};
   for (Quantity k : kinds) {
     double v = 0;
     try {
@@ -103,7 +110,8 @@ void check_quantity(std::string_view data) {
     require(std::isfinite(v) && v >= 0, "a parsed quantity is negative or not finite");
     if (k == Quantity::kRatio) require(v <= 1.0, "a ratio above 1");
     if (v > 1e-3 && v < 1e30 && (k == Quantity::kFlops || k == Quantity::kFlopRate)) {
-      const double back = parse_quantity(k == Quantity::kFlops ? format_flops(v) : format_flop_rate(v), k);
+      const double back =
+          parse_quantity(k == Quantity::kFlops ? format_flops(v) : format_flop_rate(v), k);
       require(std::fabs(back - v) <= 0.01 * v, "formatting and parsing again moved the value");
     }
   }
@@ -137,14 +145,16 @@ void check_jobs(std::string_view data) {
   if (t.jobs.size() > 2000) t.jobs.resize(2000);  // keep each run short
   double longest = 0;
   for (const auto& j : t.jobs) {
-    require(j.duration_s >= 0 && j.gpus >= 1 && std::isfinite(j.submit_s), "a bad job passed the reader");
+    require(j.duration_s >= 0 && j.gpus >= 1 && std::isfinite(j.submit_s),
+            "a bad job passed the reader");
     if (j.gpus <= 16) longest = std::max(longest, j.duration_s);
   }
   for (Placement p : {Placement::kSpread, Placement::kPack}) {
     const ClusterResult r = replay_cluster(t.jobs, 2, 8, p);
     require(r.makespan_s >= longest - 1e-9 * std::max(1.0, longest), "makespan shorter than a job");
     require(r.utilization >= 0 && r.utilization <= 1.0 + 1e-9, "utilisation outside 0..1");
-    require(r.fragmentation_idle_gpu_h >= 0 && r.mean_wait_s >= 0 && r.max_wait_s >= r.mean_wait_s - 1e-9,
+    require(r.fragmentation_idle_gpu_h >= 0 && r.mean_wait_s >= 0 &&
+                r.max_wait_s >= r.mean_wait_s - 1e-9,
             "negative idle time or waits");
   }
 }
@@ -152,9 +162,9 @@ void check_jobs(std::string_view data) {
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = [] {
     std::vector<Target> t;
-    for (const char* f : {"", "native", "native-csv", "megatron", "megatron-golden", "torchtitan", "hf-trainer",
-                          "hf-trainer-state", "deepspeed", "nanogpt", "mlperf", "maxtext", "lightning-csv", "kineto",
-                          "metadata"}) {
+    for (const char* f : {"", "native", "native-csv", "megatron", "megatron-golden", "torchtitan",
+                          "hf-trainer", "hf-trainer-state", "deepspeed", "nanogpt", "mlperf",
+                          "maxtext", "lightning-csv", "kineto", "metadata"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';
@@ -171,8 +181,10 @@ const std::vector<Target>& targets() {
 void run_target(const std::string& name, std::string_view data) {
   for (const auto& t : targets()) {
     if (t.name != name) continue;
-    if (t.check) t.check(data);
-    else check_ingest(data, t.format);
+    if (t.check)
+      t.check(data);
+    else
+      check_ingest(data, t.format);
     return;
   }
   throw std::invalid_argument("unknown fuzz target " + name);

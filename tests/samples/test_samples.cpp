@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 
 /// Files the samples README calls "not logs, kept for context": an author's own report.
 bool not_a_log(const std::string& name) {
-  return name == "PROVENANCE.md" || name == "README.md" || name.find("_report.json") != std::string::npos;
+  return name == "PROVENANCE.md" || name == "README.md" ||
+         name.find("_report.json") != std::string::npos;
 }
 
 std::set<std::string> expected_formats(const std::string& folder) {
@@ -62,7 +63,8 @@ std::string sniff_format(const fs::path& p) {
 
 TEST(Samples, FolderIsPresentOrSaysSo) {
   if (test::samples_dir().empty()) {
-    GTEST_SKIP() << "../shared/samples is not here: the walk over real logs is skipped (it runs in CI)";
+    GTEST_SKIP()
+        << "../shared/samples is not here: the walk over real logs is skipped (it runs in CI)";
   }
   EXPECT_GT(sample_files().size(), 20u);
 }
@@ -72,7 +74,8 @@ TEST(Samples, EveryLogIsDetectedAsItsFoldersFormatAndParses) {
   for (const auto& p : sample_files()) {
     const std::string folder = p.parent_path().filename().string();
     const auto expected = expected_formats(folder);
-    ASSERT_FALSE(expected.empty()) << "no expected format for folder " << folder << " (" << p << ")";
+    ASSERT_FALSE(expected.empty())
+        << "no expected format for folder " << folder << " (" << p << ")";
     try {
       const std::string got = sniff_format(p);
       EXPECT_TRUE(expected.count(got)) << p << ": detected as " << got;
@@ -87,7 +90,9 @@ TEST(Samples, EveryLogIsAnalyzedAndItsBucketsAddUpToItsWallTime) {
   const GpuDatabase db = GpuDatabase::builtin();
   for (const auto& p : sample_files()) {
     const std::string name = p.filename().string();
-    if (name.find("_system.json") != std::string::npos || name.find("model_config.yaml") != std::string::npos) continue;
+    if (name.find("_system.json") != std::string::npos ||
+        name.find("model_config.yaml") != std::string::npos)
+      continue;
     SCOPED_TRACE(p.string());
     try {
       const mfu::Run run = ingest({p.string()});
@@ -126,7 +131,8 @@ TEST(Samples, FrameworkThroughputIsReproducedWithinTwoPercent) {
       {"megatron/starksim_qwen7b_baseline_500.log", none, "megatron-deepspeed"},
       {"megatron/starksim_qwen7b_static_1200_500.log", none, "megatron-deepspeed"},
       {"megatron/starksim_dual16_tp4pp1dp4_collect_20260403.log", none, "megatron-deepspeed"},
-      {"megatron/NVIDIA_Megatron-LM_issue756_mixtral8x7b_16xH100_run1_iter10-12.log", mixtral, "megatron-2024"},
+      {"megatron/NVIDIA_Megatron-LM_issue756_mixtral8x7b_16xH100_run1_iter10-12.log", mixtral,
+       "megatron-2024"},
       {"torchtitan/qiu023_phase2_baseline_train.log", none, "palm"},
   };
   for (const auto& c : cases) {
@@ -142,7 +148,9 @@ TEST(Samples, FrameworkThroughputIsReproducedWithinTwoPercent) {
 TEST(Samples, ImpossiblePrintedMfuIsNotTrusted) {
   if (test::samples_dir().empty()) GTEST_SKIP() << "../shared/samples is not here";
   // torchtitan fork printing mfu ~15000% (PROVENANCE: a FLOP-counting bug).
-  const mfu::Run run = ingest({(test::samples_dir() / "torchtitan/qiu023_phase4_kimi_436m_baseline_fsdp_train.log").string()});
+  const mfu::Run run =
+      ingest({(test::samples_dir() / "torchtitan/qiu023_phase4_kimi_436m_baseline_fsdp_train.log")
+                  .string()});
   const Analysis a = analyze(run, AnalyzeOptions{});
   if (a.mfu) {
     EXPECT_LE(*a.mfu, 1.0);

@@ -15,7 +15,8 @@ namespace {
 /// 330 ms per step = forward 100 + backward 150 + gradient sync 80 ms.
 std::string classic_log(int steps, const std::string& extra = "") {
   std::ostringstream s;
-  s << R"({"type":"meta","gpus":16})" << "\n";
+  s << R"({"type":"meta","gpus":16})"
+    << "\n";
   for (int i = 1; i <= steps; ++i) {
     s << R"({"step":)" << i
       << R"(,"time_s":0.330,"model_flops":3.5e13,"tokens":131072,"phases":{"forward_s":0.100,"backward_s":0.150,"comm_s":0.080,"data_s":0.0}})"
@@ -31,7 +32,9 @@ AnalyzeOptions peak_19_5() {
   return o;
 }
 
-double bucket(const Analysis& a, const char* name) { return a.bucket(name)->seconds; }
+double bucket(const Analysis& a, const char* name) {
+  return a.bucket(name)->seconds;
+}
 
 TEST(Analysis, ClassicExampleHeadlineNumbersByHand) {
   const mfu::Run run = ingest_text(classic_log(10), "classic.jsonl");
@@ -64,9 +67,10 @@ TEST(Analysis, ClassicExampleHeadlineNumbersByHand) {
 }
 
 TEST(Analysis, CheckpointEventAddsToWallTimeAndGoodput) {
-  const mfu::Run run =
-      ingest_text(classic_log(10, R"({"type":"event","kind":"checkpoint","step":10,"duration_s":2.0})" "\n"),
-                  "ckpt.jsonl");
+  const mfu::Run run = ingest_text(
+      classic_log(10, R"({"type":"event","kind":"checkpoint","step":10,"duration_s":2.0})"
+                      "\n"),
+      "ckpt.jsonl");
   const Analysis a = analyze(run, peak_19_5());
   EXPECT_NEAR(a.wall_time_s, 5.3, 1e-9);
   EXPECT_NEAR(bucket(a, "checkpoint"), 2.0, 1e-9);
@@ -78,10 +82,12 @@ TEST(Analysis, CheckpointEventAddsToWallTimeAndGoodput) {
 
 TEST(Analysis, WarmupAndStallsAreFoundAndPricedByHand) {
   std::ostringstream s;
-  s << R"({"type":"meta","gpus":16})" << "\n";
+  s << R"({"type":"meta","gpus":16})"
+    << "\n";
   for (int i = 1; i <= 20; ++i) {
     const double t = i == 1 ? 3.0 : (i == 10 ? 0.99 : 0.33);
-    s << R"({"step":)" << i << R"(,"time_s":)" << t << R"(,"model_flops":3.5e13})" << "\n";
+    s << R"({"step":)" << i << R"(,"time_s":)" << t << R"(,"model_flops":3.5e13})"
+      << "\n";
   }
   const Analysis a = analyze(ingest_text(s.str(), "stall.jsonl"), peak_19_5());
   EXPECT_EQ(a.warmup_iterations, 1u);
@@ -101,9 +107,14 @@ TEST(Analysis, WarmupAndStallsAreFoundAndPricedByHand) {
 
 TEST(Analysis, RestartThrowsAwayTheStepsAfterTheRestoredCheckpoint) {
   std::ostringstream s;
-  s << R"({"type":"meta","gpus":16})" << "\n";
-  for (int i = 1; i <= 10; ++i) s << R"({"step":)" << i << R"(,"time_s":0.33,"model_flops":3.5e13})" << "\n";
-  for (int i = 6; i <= 12; ++i) s << R"({"step":)" << i << R"(,"time_s":0.33,"model_flops":3.5e13})" << "\n";
+  s << R"({"type":"meta","gpus":16})"
+    << "\n";
+  for (int i = 1; i <= 10; ++i)
+    s << R"({"step":)" << i << R"(,"time_s":0.33,"model_flops":3.5e13})"
+      << "\n";
+  for (int i = 6; i <= 12; ++i)
+    s << R"({"step":)" << i << R"(,"time_s":0.33,"model_flops":3.5e13})"
+      << "\n";
   const mfu::Run run = ingest_text(s.str(), "restart.jsonl");
   ASSERT_EQ(run.events.size(), 1u);
   EXPECT_EQ(run.events[0].kind, EventKind::kRestart);
@@ -121,8 +132,11 @@ TEST(Analysis, RestartThrowsAwayTheStepsAfterTheRestoredCheckpoint) {
 TEST(Analysis, PipelineBubbleIsInferredFromStagesAndMicroBatches) {
   // p = 4 stages, m = 12 micro-batches: bubble = 3/15 = 20% of the forward-backward span.
   std::ostringstream s;
-  s << R"({"type":"meta","gpus":16,"pp":4})" << "\n";
-  for (int i = 1; i <= 5; ++i) s << R"({"step":)" << i << R"(,"time_s":1.0,"model_flops":1e14})" << "\n";
+  s << R"({"type":"meta","gpus":16,"pp":4})"
+    << "\n";
+  for (int i = 1; i <= 5; ++i)
+    s << R"({"step":)" << i << R"(,"time_s":1.0,"model_flops":1e14})"
+      << "\n";
   AnalyzeOptions o = peak_19_5();
   o.micro_batches = 12;
   const Analysis a = analyze(ingest_text(s.str(), "pp.jsonl"), o);
@@ -156,10 +170,12 @@ TEST(Analysis, MfuAboveOneHundredPercentIsAnErrorNamingTheInputs) {
 }
 
 TEST(Analysis, FrameworkCountIsUsedAndLabelledWhenTheModelIsUnknown) {
-  const std::string log =
-      R"({"type":"meta","gpus":8})" "\n"
-      R"({"step":1,"time_s":1.0,"tflops":300})" "\n"
-      R"({"step":2,"time_s":1.0,"tflops":300})" "\n";
+  const std::string log = R"({"type":"meta","gpus":8})"
+                          "\n"
+                          R"({"step":1,"time_s":1.0,"tflops":300})"
+                          "\n"
+                          R"({"step":2,"time_s":1.0,"tflops":300})"
+                          "\n";
   AnalyzeOptions o;
   o.gpu = "h100-sxm";
   const Analysis a = analyze(ingest_text(log, "fw.jsonl"), o);
@@ -169,10 +185,12 @@ TEST(Analysis, FrameworkCountIsUsedAndLabelledWhenTheModelIsUnknown) {
 }
 
 TEST(Analysis, ImpossibleFrameworkCountIsIgnoredWithAWarning) {
-  const std::string log =
-      R"({"type":"meta","gpus":1})" "\n"
-      R"({"step":1,"time_s":1.0,"tflops":47000})" "\n"
-      R"({"step":2,"time_s":1.0,"tflops":47000})" "\n";
+  const std::string log = R"({"type":"meta","gpus":1})"
+                          "\n"
+                          R"({"step":1,"time_s":1.0,"tflops":47000})"
+                          "\n"
+                          R"({"step":2,"time_s":1.0,"tflops":47000})"
+                          "\n";
   AnalyzeOptions o;
   o.gpu = "rtx-5090";
   const Analysis a = analyze(ingest_text(log, "bug.jsonl"), o);
@@ -185,18 +203,26 @@ TEST(Analysis, ImpossibleFrameworkCountIsIgnoredWithAWarning) {
 TEST(Analysis, TimestampGapsBecomeIdleAndStartupIsMeasured) {
   // Steps end at t = 100 + 1*k s and each takes 1 s, except a 5 s hole before step 4.
   const std::string log =
-      R"({"type":"meta","gpus":16})" "\n"
-      R"({"type":"event","kind":"startup","step":0,"timestamp":90.0,"detail":"launch"})" "\n"
-      R"({"step":1,"time_s":1.0,"timestamp":101.0,"model_flops":1e13})" "\n"
-      R"({"step":2,"time_s":1.0,"timestamp":102.0,"model_flops":1e13})" "\n"
-      R"({"step":3,"time_s":1.0,"timestamp":103.0,"model_flops":1e13})" "\n"
-      R"({"step":4,"time_s":1.0,"timestamp":109.0,"model_flops":1e13})" "\n"
-      R"({"step":5,"time_s":1.0,"timestamp":110.0,"model_flops":1e13})" "\n";
+      R"({"type":"meta","gpus":16})"
+      "\n"
+      R"({"type":"event","kind":"startup","step":0,"timestamp":90.0,"detail":"launch"})"
+      "\n"
+      R"({"step":1,"time_s":1.0,"timestamp":101.0,"model_flops":1e13})"
+      "\n"
+      R"({"step":2,"time_s":1.0,"timestamp":102.0,"model_flops":1e13})"
+      "\n"
+      R"({"step":3,"time_s":1.0,"timestamp":103.0,"model_flops":1e13})"
+      "\n"
+      R"({"step":4,"time_s":1.0,"timestamp":109.0,"model_flops":1e13})"
+      "\n"
+      R"({"step":5,"time_s":1.0,"timestamp":110.0,"model_flops":1e13})"
+      "\n";
   const Analysis a = analyze(ingest_text(log, "ts.jsonl"), peak_19_5());
   EXPECT_NEAR(a.wall_time_s, 20.0, 1e-9);  // 90 .. 110
   EXPECT_NEAR(bucket(a, "idle"), 5.0, 1e-9);
   EXPECT_NEAR(bucket(a, "startup"), 10.0, 1e-9);
-  EXPECT_EQ(a.bucket("startup")->source, BucketSource::kInferred);  // event without a duration in the gap
+  EXPECT_EQ(a.bucket("startup")->source,
+            BucketSource::kInferred);  // event without a duration in the gap
 }
 
 TEST(Analysis, PerIterationHelpersMatchTheHeadline) {
@@ -208,7 +234,9 @@ TEST(Analysis, PerIterationHelpersMatchTheHeadline) {
 }
 
 TEST(Analysis, ARunWithoutTimedIterationsGivesAReportThatSaysSo) {
-  const mfu::Run run = ingest_text(R"({"step":1,"loss":2.0})" "\n", "untimed.jsonl");
+  const mfu::Run run = ingest_text(R"({"step":1,"loss":2.0})"
+                                   "\n",
+                                   "untimed.jsonl");
   const Analysis a = analyze(run, peak_19_5());
   EXPECT_FALSE(a.mfu.has_value());
   EXPECT_EQ(a.wall_time_s, 0.0);
@@ -226,22 +254,26 @@ TEST(Analysis, SecondResolutionTimestampsMakeNoSpuriousGaps) {
   // Steps of 3.3 s stamped to the whole second (as Megatron's "[2024-03-30 20:02:40]"): the
   // deltas are 3 or 4 s, but they telescope to the steps' total, so there is no idle gap.
   std::ostringstream s;
-  s << R"({"type":"meta","gpus":16})" << "\n";
+  s << R"({"type":"meta","gpus":16})"
+    << "\n";
   double clock = 1700000000.0;
   for (int i = 1; i <= 100; ++i) {
     clock += 3.3;
-    s << R"({"step":)" << i << R"(,"time_s":3.3,"model_flops":3.5e13,"timestamp":)" << static_cast<long long>(std::floor(clock)) << "}\n";
+    s << R"({"step":)" << i << R"(,"time_s":3.3,"model_flops":3.5e13,"timestamp":)"
+      << static_cast<long long>(std::floor(clock)) << "}\n";
   }
   const Analysis a = analyze(ingest_text(s.str(), "seconds.jsonl"), peak_19_5());
   EXPECT_LT(a.bucket("idle")->seconds, 1.0);  // at most the clock's resolution
   EXPECT_NEAR(*a.mfu, *a.mfu_steady, 0.01 * *a.mfu_steady);
   // A real pause of 60 s between steps 50 and 51 is still found.
   std::ostringstream p;
-  p << R"({"type":"meta","gpus":16})" << "\n";
+  p << R"({"type":"meta","gpus":16})"
+    << "\n";
   clock = 1700000000.0;
   for (int i = 1; i <= 100; ++i) {
     clock += 3.3 + (i == 51 ? 60.0 : 0.0);
-    p << R"({"step":)" << i << R"(,"time_s":3.3,"model_flops":3.5e13,"timestamp":)" << static_cast<long long>(std::floor(clock)) << "}\n";
+    p << R"({"step":)" << i << R"(,"time_s":3.3,"model_flops":3.5e13,"timestamp":)"
+      << static_cast<long long>(std::floor(clock)) << "}\n";
   }
   const Analysis b = analyze(ingest_text(p.str(), "pause.jsonl"), peak_19_5());
   EXPECT_NEAR(b.bucket("idle")->seconds, 60.0, 1.0);

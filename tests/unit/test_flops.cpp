@@ -10,7 +10,9 @@
 namespace mfu {
 namespace {
 
-const ModelShape& preset(const char* id) { return ModelCatalog::builtin().get(id); }
+const ModelShape& preset(const char* id) {
+  return ModelCatalog::builtin().get(id);
+}
 
 TEST(Params, Gpt2SmallMatchesNanoGptCount) {
   // karpathy/nanoGPT prints 124,439,808 params for GPT-2 small with tied embeddings; its
@@ -51,7 +53,8 @@ TEST(Params, EveryPresetAgreesWithItsStatedTotal) {
 
 TEST(Flops, NanoGptGpt2SmallSameAsEstimateMfu) {
   // nanoGPT model.py estimate_mfu: 6N + 12*L*H*Q*T with N = 123,653,376, L=12, H=12, Q=64, T=1024.
-  const FlopsPerToken f = training_flops_per_token(preset("gpt2-124m"), Convention::kPalm, Recompute::kNone);
+  const FlopsPerToken f =
+      training_flops_per_token(preset("gpt2-124m"), Convention::kPalm, Recompute::kNone);
   EXPECT_DOUBLE_EQ(f.model, 6.0 * 123653376 + 12.0 * 12 * 12 * 64 * 1024);  // 855,166,464
 }
 
@@ -99,10 +102,12 @@ TEST(Flops, FullRecomputeMatchesNarayananEquation3) {
 }
 
 TEST(Flops, SelectiveRecomputeMatchesKorthikantiHardwareFlops) {
-  // Korthikanti et al. 2022 Sec. 6: 72*B*s*l*h^2*(1 + s/(3h) + V/(12*l*h)) with selective recompute.
+  // Korthikanti et al. 2022 Sec. 6: 72*B*s*l*h^2*(1 + s/(3h) + V/(12*l*h)) with selective
+  // recompute.
   const auto& m = preset("gpt3-175b");
   const double L = 96, h = 12288, s = 2048, V = 50257;
-  const FlopsPerToken f = training_flops_per_token(m, Convention::kMegatron2023, Recompute::kSelective);
+  const FlopsPerToken f =
+      training_flops_per_token(m, Convention::kMegatron2023, Recompute::kSelective);
   EXPECT_NEAR(f.hardware / (72 * L * h * h * (1 + s / (3 * h) + V / (12 * L * h))), 1.0, 1e-12);
 }
 
@@ -121,7 +126,8 @@ TEST(Flops, MegatronDeepSpeedReproducesStarksimQwenTflops) {
   // seq 2048, GBS 16, 16 GPUs, full recompute, 15165.9 ms -> "TFLOPs: 7.97".
   ModelShape m = preset("qwen2.5-7b");
   m.seq_len = 2048;
-  const FlopsPerToken f = training_flops_per_token(m, Convention::kMegatronDeepSpeed, Recompute::kFull);
+  const FlopsPerToken f =
+      training_flops_per_token(m, Convention::kMegatronDeepSpeed, Recompute::kFull);
   EXPECT_NEAR(f.hardware * 16 * 2048 / (15.1659 * 16) / 1e12, 7.97, 0.005);
 }
 
@@ -141,17 +147,19 @@ TEST(Flops, MegatronNeedsTheShapeAndSaysWhichFlags) {
 }
 
 TEST(Model, ReadsHuggingFaceConfig) {
-  const ModelShape m = parse_hf_config(R"({"model_type":"llama","num_hidden_layers":32,"hidden_size":4096,
+  const ModelShape m =
+      parse_hf_config(R"({"model_type":"llama","num_hidden_layers":32,"hidden_size":4096,
       "num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,
       "max_position_embeddings":8192,"hidden_act":"silu","tie_word_embeddings":false})",
-                                       "config.json");
+                      "config.json");
   EXPECT_DOUBLE_EQ(count_params(m).total, 8030261248.0);
   EXPECT_THROW((void)parse_hf_config(R"({"model_type":"llama"})", "x.json"), Error);
   EXPECT_THROW((void)parse_hf_config("not json", "x.json"), Error);
   // Fields of the wrong type read as absent; they never escape as a JSON library exception.
-  const ModelShape odd = parse_hf_config(R"({"model_type":5,"_name_or_path":{},"hidden_act":[1],"num_hidden_layers":2,
+  const ModelShape odd =
+      parse_hf_config(R"({"model_type":5,"_name_or_path":{},"hidden_act":[1],"num_hidden_layers":2,
       "hidden_size":64,"num_attention_heads":4,"intermediate_size":256,"vocab_size":100})",
-                                         "odd.json");
+                      "odd.json");
   EXPECT_EQ(odd.layers, 2);
   EXPECT_FALSE(odd.gated_mlp);
 }

@@ -20,11 +20,12 @@ mfu::Run jittered(int n, double mean_s, double jitter, std::uint64_t seed, doubl
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> noise(0.0, jitter);
   std::ostringstream s;
-  s << R"({"type":"meta","gpus":16})" << "\n";
+  s << R"({"type":"meta","gpus":16})"
+    << "\n";
   for (int i = 1; i <= n; ++i) {
     const double t = mean_s * (1.0 + noise(rng));
-    s << R"({"step":)" << i << R"(,"time_s":)" << t << R"(,"model_flops":)" << flops << R"(,"tokens":131072,"phases":{"comm_s":)"
-      << 0.08 * mean_s / 0.33 << "}}\n";
+    s << R"({"step":)" << i << R"(,"time_s":)" << t << R"(,"model_flops":)" << flops
+      << R"(,"tokens":131072,"phases":{"comm_s":)" << 0.08 * mean_s / 0.33 << "}}\n";
   }
   return ingest_text(s.str(), "run.jsonl");
 }
@@ -50,7 +51,8 @@ CheckResult only(const GateResult& r) {
 TEST(Gate, MinMfuJustBelowAtAndAbove) {
   Fixture f;
   const double m = *f.a.mfu_steady;
-  for (auto [limit, pass] : {std::pair{m - 1e-4, true}, std::pair{m, true}, std::pair{m + 1e-4, false}}) {
+  for (auto [limit, pass] :
+       {std::pair{m - 1e-4, true}, std::pair{m, true}, std::pair{m + 1e-4, false}}) {
     GateOptions o;
     o.min_mfu = limit;
     const GateResult r = evaluate_gate(f.a, f.run, o);
@@ -61,7 +63,8 @@ TEST(Gate, MinMfuJustBelowAtAndAbove) {
 
 TEST(Gate, MaxStepTimeJustBelowAtAndAbove) {
   Fixture f;
-  for (auto [limit, pass] : {std::pair{0.3299, false}, std::pair{0.330, true}, std::pair{0.3301, true}}) {
+  for (auto [limit, pass] :
+       {std::pair{0.3299, false}, std::pair{0.330, true}, std::pair{0.3301, true}}) {
     GateOptions o;
     o.max_step_time_s = limit;
     EXPECT_EQ(only(evaluate_gate(f.a, f.run, o)).passed, pass) << limit;
@@ -71,7 +74,8 @@ TEST(Gate, MaxStepTimeJustBelowAtAndAbove) {
 TEST(Gate, MinTokensPerSecondJustBelowAtAndAbove) {
   Fixture f;
   const double tps = *f.a.tokens_per_s;  // 131072 / 0.33
-  for (auto [limit, pass] : {std::pair{tps * 0.999, true}, std::pair{tps, true}, std::pair{tps * 1.001, false}}) {
+  for (auto [limit, pass] :
+       {std::pair{tps * 0.999, true}, std::pair{tps, true}, std::pair{tps * 1.001, false}}) {
     GateOptions o;
     o.min_tokens_per_s = limit;
     EXPECT_EQ(only(evaluate_gate(f.a, f.run, o)).passed, pass) << limit;
@@ -82,7 +86,8 @@ TEST(Gate, MaxBucketJustBelowAtAndAbove) {
   Fixture f;
   const double comm = f.a.bucket("comm")->fraction;  // 0.08 / 0.33
   EXPECT_NEAR(comm, 0.08 / 0.33, 1e-7);
-  for (auto [limit, pass] : {std::pair{comm - 1e-6, false}, std::pair{comm, true}, std::pair{comm + 1e-6, true}}) {
+  for (auto [limit, pass] :
+       {std::pair{comm - 1e-6, false}, std::pair{comm, true}, std::pair{comm + 1e-6, true}}) {
     GateOptions o;
     o.max_bucket["comm"] = limit;
     const CheckResult c = only(evaluate_gate(f.a, f.run, o));
@@ -97,7 +102,8 @@ TEST(Gate, MaxBucketJustBelowAtAndAbove) {
 TEST(Gate, MinGoodputJustBelowAtAndAbove) {
   Fixture f;
   const double gp = *f.a.goodput;
-  for (auto [limit, pass] : {std::pair{gp - 1e-6, true}, std::pair{gp, true}, std::pair{gp + 1e-6, false}}) {
+  for (auto [limit, pass] :
+       {std::pair{gp - 1e-6, true}, std::pair{gp, true}, std::pair{gp + 1e-6, false}}) {
     GateOptions o;
     o.min_goodput = limit;
     EXPECT_EQ(only(evaluate_gate(f.a, f.run, o)).passed, pass) << limit;
@@ -188,17 +194,21 @@ TEST(Gate, JunitReportParsesBackWithItsFailures) {
   render_junit(r, f.a, x);
   const std::string s = x.str();
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(s, m, std::regex(R"re(<testsuite name="mfu check" tests="(\d+)" failures="(\d+)")re")));
+  ASSERT_TRUE(std::regex_search(
+      s, m, std::regex(R"re(<testsuite name="mfu check" tests="(\d+)" failures="(\d+)")re")));
   EXPECT_EQ(m[1].str(), "2");
   EXPECT_EQ(m[2].str(), "1");
   const std::regex testcase(R"re(<testcase classname="mfu.check" name="([^"]+)">)re");
   std::vector<std::string> names;
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), testcase); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), testcase); it != std::sregex_iterator();
+       ++it)
     names.push_back((*it)[1].str());
   EXPECT_EQ(names, (std::vector<std::string>{"min-mfu", "max-bucket comm"}));
-  ASSERT_TRUE(std::regex_search(s, m, std::regex(R"re(<failure message="([^"]+)" type="threshold">)re")));
-  EXPECT_NE(m[1].str().find("MFU (steady state) 33.99% &lt; 50.00%"), std::string::npos) << m[1].str();
-  EXPECT_EQ(std::count(s.begin(), s.end(), '<') , std::count(s.begin(), s.end(), '>'));
+  ASSERT_TRUE(
+      std::regex_search(s, m, std::regex(R"re(<failure message="([^"]+)" type="threshold">)re")));
+  EXPECT_NE(m[1].str().find("MFU (steady state) 33.99% &lt; 50.00%"), std::string::npos)
+      << m[1].str();
+  EXPECT_EQ(std::count(s.begin(), s.end(), '<'), std::count(s.begin(), s.end(), '>'));
 }
 
 TEST(Gate, GithubAnnotationsEscapeAndMarkFailures) {
@@ -208,7 +218,10 @@ TEST(Gate, GithubAnnotationsEscapeAndMarkFailures) {
   std::ostringstream x;
   render_github_annotations(evaluate_gate(f.a, f.run, o), x);
   // '%' is escaped as %25 in workflow commands.
-  EXPECT_EQ(x.str().rfind("::error title=mfu check min-mfu::MFU (steady state) 33.99%25 < 50.00%25", 0), 0u) << x.str();
+  EXPECT_EQ(
+      x.str().rfind("::error title=mfu check min-mfu::MFU (steady state) 33.99%25 < 50.00%25", 0),
+      0u)
+      << x.str();
 }
 
 TEST(Gate, BaselineFileMustBeAnMfuReport) {
@@ -216,8 +229,9 @@ TEST(Gate, BaselineFileMustBeAnMfuReport) {
   EXPECT_THROW((void)parse_baseline("not json", "b.json"), Error);
   // A version far beyond int range is "newer", not an undefined double-to-int cast.
   EXPECT_THROW((void)parse_baseline(R"({"schema_version":1e300})", "b.json"), Error);
-  const Baseline b = parse_baseline(R"({"schema_version":1,"mfu_steady":0.4,"step_time_s":{"median":0.3},"step_time_sample_s":[0.3,0.31]})",
-                                    "b.json");
+  const Baseline b = parse_baseline(
+      R"({"schema_version":1,"mfu_steady":0.4,"step_time_s":{"median":0.3},"step_time_sample_s":[0.3,0.31]})",
+      "b.json");
   EXPECT_DOUBLE_EQ(*b.mfu_steady, 0.4);
   EXPECT_EQ(b.step_times_s.size(), 2u);
 }

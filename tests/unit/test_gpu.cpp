@@ -13,11 +13,42 @@ const GpuDatabase& db() {
 
 TEST(GpuDatabase, HoldsEveryAcceleratorOfTheReferenceTable) {
   // shared/reference/gpu_peaks.csv lists 36 accelerators; we add RTX 5090 and one MI250X GCD.
-  const char* ids[] = {"v100-sxm2", "v100-pcie", "v100s-pcie", "t4", "a10", "a10g", "a100-sxm4-40gb",
-                       "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "l4", "l40s", "h100-sxm",
-                       "h100-pcie", "h100-nvl", "h200-sxm", "h200-nvl", "h20", "gh200", "b200", "gb200", "b100",
-                       "rtx-3090", "rtx-4090", "rtx-a6000", "mi250x", "mi300x", "mi325x", "mi355x", "gaudi2",
-                       "gaudi3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x"};
+  const char* ids[] = {"v100-sxm2",
+                       "v100-pcie",
+                       "v100s-pcie",
+                       "t4",
+                       "a10",
+                       "a10g",
+                       "a100-sxm4-40gb",
+                       "a100-sxm4-80gb",
+                       "a100-pcie-40gb",
+                       "a100-pcie-80gb",
+                       "l4",
+                       "l40s",
+                       "h100-sxm",
+                       "h100-pcie",
+                       "h100-nvl",
+                       "h200-sxm",
+                       "h200-nvl",
+                       "h20",
+                       "gh200",
+                       "b200",
+                       "gb200",
+                       "b100",
+                       "rtx-3090",
+                       "rtx-4090",
+                       "rtx-a6000",
+                       "mi250x",
+                       "mi300x",
+                       "mi325x",
+                       "mi355x",
+                       "gaudi2",
+                       "gaudi3",
+                       "tpu-v4",
+                       "tpu-v5e",
+                       "tpu-v5p",
+                       "tpu-v6e",
+                       "tpu-v7x"};
   for (const char* id : ids) EXPECT_NE(db().try_resolve(id).spec, nullptr) << id;
   EXPECT_GE(db().all().size(), 36u);
   for (const auto& s : db().all()) {
@@ -78,9 +109,10 @@ TEST(GpuDatabase, UnknownNameListsClosestMatches) {
 
 TEST(GpuDatabase, OverridesAndAddsEntriesFromJson) {
   GpuDatabase d = GpuDatabase::builtin();
-  d.merge_json(R"({"accelerators":[{"id":"h100-sxm","name":"tuned H100","dense_tflops":{"bf16":800}},
+  d.merge_json(
+      R"({"accelerators":[{"id":"h100-sxm","name":"tuned H100","dense_tflops":{"bf16":800}},
                                     {"id":"my-chip","aliases":["My Chip 9000"],"dense_tflops":{"bf16":123}}]})",
-               "test");
+      "test");
   EXPECT_DOUBLE_EQ(*d.resolve("h100-sxm").spec->dense_peak(Dtype::kBf16), 800e12);
   EXPECT_DOUBLE_EQ(*d.resolve("My Chip 9000").spec->dense_peak(Dtype::kBf16), 123e12);
   EXPECT_THROW(d.merge_json("{not json", "bad.json"), Error);

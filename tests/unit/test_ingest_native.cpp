@@ -59,7 +59,8 @@ TEST(NativeFormat, PythonNanAndInfinityAreReadAndBadTimesSkippedWithTheirLine) {
 }
 
 TEST(NativeFormat, TruncatedLastLineIsADiagnosticWithItsLineNumber) {
-  const mfu::Run r = ingest_text("{\"step\":1,\"time_s\":0.33}\n{\"step\":2,\"time_s\":0.3", "cut.jsonl");
+  const mfu::Run r =
+      ingest_text("{\"step\":1,\"time_s\":0.33}\n{\"step\":2,\"time_s\":0.3", "cut.jsonl");
   EXPECT_EQ(r.iterations.size(), 1u);
   EXPECT_TRUE(r.truncated);
   // The malformed line, then that the file ends inside it.
@@ -73,7 +74,8 @@ TEST(NativeFormat, StrictModeMakesAMalformedLineAnErrorWithItsLocation) {
   IngestOptions o;
   o.strict = true;
   try {
-    (void)ingest_text("{\"step\":1,\"time_s\":0.33}\n{\"step\":2,\"time_s\":\"abc\"}\n{oops\n", "bad.jsonl", o);
+    (void)ingest_text("{\"step\":1,\"time_s\":0.33}\n{\"step\":2,\"time_s\":\"abc\"}\n{oops\n",
+                      "bad.jsonl", o);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.where().line, 2u);  // "time_s":"abc" is not a number
@@ -91,9 +93,10 @@ TEST(NativeFormat, DiagnosticsAreCappedAndCounted) {
 }
 
 TEST(Convert, EveryExcerptConvertsToNativeAndBackToTheSameRun) {
-  for (const char* name : {"megatron_megads_excerpt.log", "torchtitan_excerpt.log", "nanogpt_mfu.log",
-                           "mlperf_llama2_lora_h200.txt", "deepspeed_gptneox.log", "dschat_rlhf_excerpt.log",
-                           "maxtext_steps.log", "lightning_metrics.csv", "whisper_trainer_state.json"}) {
+  for (const char* name :
+       {"megatron_megads_excerpt.log", "torchtitan_excerpt.log", "nanogpt_mfu.log",
+        "mlperf_llama2_lora_h200.txt", "deepspeed_gptneox.log", "dschat_rlhf_excerpt.log",
+        "maxtext_steps.log", "lightning_metrics.csv", "whisper_trainer_state.json"}) {
     SCOPED_TRACE(name);
     const mfu::Run a = ingest({test::test_data(name).string()});
     std::ostringstream native;
@@ -176,9 +179,12 @@ TEST(Tolerance, WindowsLineEndingsAnsiColoursAndStackTracesBetweenRecords) {
 
 TEST(Tolerance, InterleavedRankPrefixesAndTqdmCarriageReturns) {
   const mfu::Run r = ingest_text(
-      "[rank0]:[titan] 2026-01-01 00:00:01,000 - root - INFO - step:  1  loss: 9.0  tps: 100  tflops: 1.0  mfu: 1.00%\n"
-      "[rank1]:[titan] 2026-01-01 00:00:01,000 - root - INFO - step:  1  loss: 9.0  tps: 100  tflops: 1.0  mfu: 1.00%\n"
-      "progress 10%\rprogress 20%\r[rank0]:[titan] 2026-01-01 00:00:02,000 - root - INFO - step:  2  loss: 8.0  tps: 100  tflops: 1.0  mfu: 1.00%\n",
+      "[rank0]:[titan] 2026-01-01 00:00:01,000 - root - INFO - step:  1  loss: 9.0  tps: 100  "
+      "tflops: 1.0  mfu: 1.00%\n"
+      "[rank1]:[titan] 2026-01-01 00:00:01,000 - root - INFO - step:  1  loss: 9.0  tps: 100  "
+      "tflops: 1.0  mfu: 1.00%\n"
+      "progress 10%\rprogress 20%\r[rank0]:[titan] 2026-01-01 00:00:02,000 - root - INFO - step:  "
+      "2  loss: 8.0  tps: 100  tflops: 1.0  mfu: 1.00%\n",
       "ranks.log");
   ASSERT_EQ(r.iterations.size(), 2u);
   EXPECT_EQ(r.ranks.size(), 2u);

@@ -10,7 +10,9 @@
 namespace mfu {
 namespace {
 
-Run read(const std::string& name) { return ingest({test::test_data(name).string()}); }
+Run read(const std::string& name) {
+  return ingest({test::test_data(name).string()});
+}
 
 TEST(MegatronParser, ReadsIterationLinesArgumentsAndTimers) {
   const mfu::Run r = read("megatron_megads_excerpt.log");
@@ -22,8 +24,9 @@ TEST(MegatronParser, ReadsIterationLinesArgumentsAndTimers) {
   EXPECT_NEAR(first.time_s, 0.8496, 1e-6);
   EXPECT_NEAR(first.loss, 10.69056, 1e-4);
   EXPECT_DOUBLE_EQ(first.samples, 256);  // global batch size
-  // time (ms) | forward-compute: 340.72 | backward-compute: 176.25 | backward-embedding-all-reduce: 0.01
-  // | optimizer: 313.71 | batch-generator: 42.49 ; batch-generator runs inside forward-compute.
+  // time (ms) | forward-compute: 340.72 | backward-compute: 176.25 | backward-embedding-all-reduce:
+  // 0.01 | optimizer: 313.71 | batch-generator: 42.49 ; batch-generator runs inside
+  // forward-compute.
   EXPECT_NEAR(first.at(Phase::kData), 0.04249, 1e-6);
   EXPECT_NEAR(first.at(Phase::kForward), 0.34072 - 0.04249, 1e-6);
   EXPECT_NEAR(first.at(Phase::kBackward), 0.17625, 1e-6);
@@ -42,7 +45,8 @@ TEST(MegatronParser, ReadsIterationLinesArgumentsAndTimers) {
   // "time (ms) | load-checkpoint: 1738.10" and the setup timers are events.
   bool load = false, setup = false;
   for (const auto& e : r.events) {
-    load = load || (e.kind == EventKind::kCheckpointLoad && std::fabs(e.duration_s - 1.7381) < 1e-6);
+    load =
+        load || (e.kind == EventKind::kCheckpointLoad && std::fabs(e.duration_s - 1.7381) < 1e-6);
     setup = setup || (e.kind == EventKind::kStartup && e.detail == "model-and-optimizer-setup");
   }
   EXPECT_TRUE(load);

@@ -64,19 +64,22 @@ TEST(Sources, TruncatedCompressedStreamsGiveAPartialRunThatSaysSo) {
     EXPECT_GT(r.iterations.size(), 100u);
     EXPECT_LT(r.iterations.size(), 20000u);
     bool said = false;
-    for (const auto& d : r.diagnostics) said = said || d.message.find("cut off") != std::string::npos;
+    for (const auto& d : r.diagnostics)
+      said = said || d.message.find("cut off") != std::string::npos;
     EXPECT_TRUE(said);
   }
 }
 
 TEST(Sources, CorruptGzipIsAnErrorNamingTheFile) {
   std::string packed = gzip(native_lines(100));
-  for (std::size_t i = 20; i < packed.size() - 8; i += 7) packed[i] = static_cast<char>(packed[i] ^ 0x5a);
+  for (std::size_t i = 20; i < packed.size() - 8; i += 7)
+    packed[i] = static_cast<char>(packed[i] ^ 0x5a);
   EXPECT_THROW((void)ingest_text(packed, "bad.gz"), Error);
 }
 
 TEST(LineReader, OversizedLinesAreSkippedWithoutHoldingThem) {
-  std::string text = "{\"step\":1,\"time_s\":0.5}\n" + std::string(3u << 20, 'x') + "\n{\"step\":2,\"time_s\":0.5}\n";
+  std::string text = "{\"step\":1,\"time_s\":0.5}\n" + std::string(3u << 20, 'x') +
+                     "\n{\"step\":2,\"time_s\":0.5}\n";
   auto src = detail::memory_source(text);
   detail::LineReader reader(*src, 1u << 20);
   std::string_view line;
@@ -122,8 +125,12 @@ TEST(Inputs, ADirectoryOfPerRankLogsIsMergedByStep) {
 TEST(Inputs, PiecesOfARestartedJobAreOrderedByContentNotName) {
   const auto dir = std::filesystem::temp_directory_path() / "mfu-test-pieces";
   std::filesystem::remove_all(dir);
-  test::write_file(dir / "a_second.jsonl", "{\"step\":6,\"time_s\":0.5,\"timestamp\":2000}\n{\"step\":7,\"time_s\":0.5,\"timestamp\":2000.5}\n");
-  test::write_file(dir / "b_first.jsonl", "{\"step\":1,\"time_s\":0.5,\"timestamp\":1000}\n{\"step\":2,\"time_s\":0.5,\"timestamp\":1000.5}\n");
+  test::write_file(dir / "a_second.jsonl",
+                   "{\"step\":6,\"time_s\":0.5,\"timestamp\":2000}\n{\"step\":7,\"time_s\":0.5,"
+                   "\"timestamp\":2000.5}\n");
+  test::write_file(dir / "b_first.jsonl",
+                   "{\"step\":1,\"time_s\":0.5,\"timestamp\":1000}\n{\"step\":2,\"time_s\":0.5,"
+                   "\"timestamp\":1000.5}\n");
   const mfu::Run r = ingest({dir.string()});
   ASSERT_EQ(r.iterations.size(), 4u);
   EXPECT_EQ(r.iterations[0].step, 1);
@@ -158,7 +165,8 @@ void expect_same_run(const Run& a, const Run& b) {
     ASSERT_TRUE(x.samples == y.samples || (std::isnan(x.samples) && std::isnan(y.samples))) << i;
     ASSERT_TRUE(x.tokens == y.tokens || (std::isnan(x.tokens) && std::isnan(y.tokens))) << i;
     for (std::size_t p = 0; p < kPhaseCount; ++p)
-      ASSERT_TRUE(x.phase[p] == y.phase[p] || (std::isnan(x.phase[p]) && std::isnan(y.phase[p]))) << i;
+      ASSERT_TRUE(x.phase[p] == y.phase[p] || (std::isnan(x.phase[p]) && std::isnan(y.phase[p])))
+          << i;
   }
   ASSERT_EQ(a.events.size(), b.events.size());
   for (std::size_t i = 0; i < a.events.size(); ++i) {
@@ -173,7 +181,8 @@ void expect_same_run(const Run& a, const Run& b) {
     EXPECT_EQ(b.meta.all().at(k).source, v.source) << k;
   }
   ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
-  for (std::size_t i = 0; i < a.diagnostics.size(); ++i) EXPECT_EQ(a.diagnostics[i].line, b.diagnostics[i].line);
+  for (std::size_t i = 0; i < a.diagnostics.size(); ++i)
+    EXPECT_EQ(a.diagnostics[i].line, b.diagnostics[i].line);
 }
 
 TEST(Sources, ParallelPiecesGiveTheSameRunAsOnePiece) {
@@ -181,16 +190,21 @@ TEST(Sources, ParallelPiecesGiveTheSameRunAsOnePiece) {
   const fs::path dir = fs::temp_directory_path() / ("mfu-pieces-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   // Native: a meta line, records, a malformed line and an event in the middle.
-  std::string native = R"({"type":"meta","gpus":8,"gpu":"h100-sxm"})" "\n";
+  std::string native = R"({"type":"meta","gpus":8,"gpu":"h100-sxm"})"
+                       "\n";
   for (int i = 1; i <= 3000; ++i) {
-    native += R"({"step":)" + std::to_string(i) + R"(,"time_s":0.5,"tokens":1000,"phases":{"comm_ms":)" +
-              std::to_string(i % 7) + "}}\n";
+    native += R"({"step":)" + std::to_string(i) +
+              R"(,"time_s":0.5,"tokens":1000,"phases":{"comm_ms":)" + std::to_string(i % 7) +
+              "}}\n";
     if (i == 1500) native += "{\"step\": 1500.5, cut\n";
-    if (i == 2000) native += R"({"type":"event","kind":"checkpoint","step":2000,"duration_s":3})" "\n";
+    if (i == 2000)
+      native += R"({"type":"event","kind":"checkpoint","step":2000,"duration_s":3})"
+                "\n";
   }
   // Megatron: the bundled example's lines, repeated with growing iteration numbers so that
   // pieces cut between iteration lines and their timer blocks.
-  const std::string example = test::read_file(fs::path(MFU_SOURCE_DIR) / "examples/megatron-deepspeed_gpt3-125m_8gpu.log");
+  const std::string example =
+      test::read_file(fs::path(MFU_SOURCE_DIR) / "examples/megatron-deepspeed_gpt3-125m_8gpu.log");
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"native.jsonl", native},
                                    std::pair<std::string, std::string>{"megatron.log", example}}) {
     const fs::path p = dir / name;
@@ -217,9 +231,16 @@ namespace {
 
 TEST(Sources, LogFollowerReadsOnlyWhatWasAppended) {
   namespace fs = std::filesystem;
-  const fs::path p = fs::temp_directory_path() / ("mfu-follower-" + std::to_string(::getpid()) + ".jsonl");
-  auto rec = [](int step) { return R"({"step":)" + std::to_string(step) + R"(,"time_s":0.5})" "\n"; };
-  test::write_file(p, R"({"type":"meta","gpus":8})" "\n" + rec(1) + rec(2));
+  const fs::path p =
+      fs::temp_directory_path() / ("mfu-follower-" + std::to_string(::getpid()) + ".jsonl");
+  auto rec = [](int step) {
+    return R"({"step":)" + std::to_string(step) +
+           R"(,"time_s":0.5})"
+           "\n";
+  };
+  test::write_file(p, R"({"type":"meta","gpus":8})"
+                      "\n" +
+                          rec(1) + rec(2));
   LogFollower f(p.string());
   EXPECT_TRUE(f.poll());
   EXPECT_EQ(f.snapshot().iterations.size(), 2u);
@@ -234,14 +255,17 @@ TEST(Sources, LogFollowerReadsOnlyWhatWasAppended) {
   const std::uint64_t before = f.offset();
   {
     std::ofstream out(p, std::ios::app);
-    out << R"(me_s":0.5})" "\n";
+    out << R"(me_s":0.5})"
+           "\n";
   }
   EXPECT_TRUE(f.poll());
   EXPECT_EQ(f.snapshot().iterations.size(), 4u);
   EXPECT_GT(f.offset(), before);
   EXPECT_EQ(f.snapshot().malformed_lines, 0u);
   // Rewritten shorter (log rotation): read again from the start.
-  test::write_file(p, R"({"type":"meta","gpus":8})" "\n" + rec(1));
+  test::write_file(p, R"({"type":"meta","gpus":8})"
+                      "\n" +
+                          rec(1));
   EXPECT_TRUE(f.poll());
   EXPECT_EQ(f.snapshot().iterations.size(), 1u);
   fs::remove(p);

@@ -59,12 +59,12 @@ TEST(Trace, OneRankDeviceAccountingByHand) {
   const TraceStep& s = r.steps[0];
   // Window: first kernel (10 us) to the last kernel's end (100 us).
   EXPECT_NEAR(s.wall_s, 90e-6, 1e-12);
-  EXPECT_NEAR(s.compute_s, 60e-6, 1e-12);         // [10,40] + [60,80] + [90,100]
-  EXPECT_NEAR(s.comm_s, 40e-6, 1e-12);            // [30,70]
-  EXPECT_NEAR(s.comm_exposed_s, 20e-6, 1e-12);    // [40,60]: no compute running
-  EXPECT_NEAR(s.idle_s, 10e-6, 1e-12);            // [80,90]
-  EXPECT_NEAR(s.idle_host_s, 5e-6, 1e-12);        // [80,85]: the next kernel was not launched yet
-  EXPECT_NEAR(r.overlap_ratio, 0.5, 1e-12);       // [30,40] and [60,70] hidden of 40 us
+  EXPECT_NEAR(s.compute_s, 60e-6, 1e-12);       // [10,40] + [60,80] + [90,100]
+  EXPECT_NEAR(s.comm_s, 40e-6, 1e-12);          // [30,70]
+  EXPECT_NEAR(s.comm_exposed_s, 20e-6, 1e-12);  // [40,60]: no compute running
+  EXPECT_NEAR(s.idle_s, 10e-6, 1e-12);          // [80,90]
+  EXPECT_NEAR(s.idle_host_s, 5e-6, 1e-12);      // [80,85]: the next kernel was not launched yet
+  EXPECT_NEAR(r.overlap_ratio, 0.5, 1e-12);     // [30,40] and [60,70] hidden of 40 us
   EXPECT_EQ(r.comm_kernels, 1u);
   // The record: wall = compute + exposed comm + idle.
   ASSERT_EQ(run.iterations.size(), 1u);
@@ -114,8 +114,10 @@ TEST(Trace, TimestampsKeepNanoseconds) {
 }
 
 TEST(Trace, RankFromTheFileNameWhenDistributedInfoIsMissingAndUnknownOtherwise) {
-  const std::string t = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]})";
-  const fs::path dir = fs::temp_directory_path() / ("mfu-trace-names-" + std::to_string(::getpid()));
+  const std::string t =
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]})";
+  const fs::path dir =
+      fs::temp_directory_path() / ("mfu-trace-names-" + std::to_string(::getpid()));
   test::write_file(dir / "job_rank-3.pt.trace.json", t);
   const mfu::Run named = ingest({(dir / "job_rank-3.pt.trace.json").string()});
   EXPECT_EQ(named.trace->ranks.at(0).rank, 3);
@@ -138,7 +140,8 @@ TEST(Trace, WarnsWhenAMultiRankTraceHasNoCommunicationKernels) {
     {"ph": "X", "cat": "kernel", "name": "myCustomGradSync", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]})";
   const mfu::Run run = ingest_text(t, "t.json");
   bool warned = false;
-  for (const auto& w : run.trace->warnings) warned = warned || w.find("no communication kernel") != std::string::npos;
+  for (const auto& w : run.trace->warnings)
+    warned = warned || w.find("no communication kernel") != std::string::npos;
   EXPECT_TRUE(warned);
   IngestOptions o;
   o.comm_kernel_patterns = {"customgradsync"};
@@ -151,9 +154,11 @@ TEST(Trace, KernelClassesFollowTheTable) {
   EXPECT_EQ(p.classify("ncclKernel_AllReduce_RING_LL_Sum_float(...)", "kernel"), KernelKind::kComm);
   EXPECT_EQ(p.classify("ncclDevKernel_AllGather_RING_LL(...)", "kernel"), KernelKind::kComm);
   EXPECT_EQ(p.classify("Memcpy DtoD (Device -> Device)", "gpu_memcpy"), KernelKind::kMemory);
-  EXPECT_EQ(p.classify("Cijk_Alik_Bljk_SB_Bias", "kernel"), KernelKind::kCompute);  // ROCm GEMM, not comm
+  EXPECT_EQ(p.classify("Cijk_Alik_Bljk_SB_Bias", "kernel"),
+            KernelKind::kCompute);  // ROCm GEMM, not comm
   EXPECT_EQ(p.classify("hipLaunchKernel", "kernel"), KernelKind::kCompute);
-  EXPECT_EQ(p.classify("void cutlass::Kernel<cutlass_80_tensorop_async_copy>", "kernel"), KernelKind::kCompute);
+  EXPECT_EQ(p.classify("void cutlass::Kernel<cutlass_80_tensorop_async_copy>", "kernel"),
+            KernelKind::kCompute);
 }
 
 }  // namespace

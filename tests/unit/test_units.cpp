@@ -113,9 +113,26 @@ TEST(FastFromChars, SameBitsAndEndAsStdFromChars) {
   // Random decimals of the shapes logs print, plus edge cases: the fast path must agree with
   // std::from_chars bit for bit and consume the same characters.
   std::mt19937_64 rng(42);
-  std::vector<std::string> inputs = {"0",     "-0",     "1.",     ".5",     "1e",   "1e+",     "1e5",  "3.5e13",
-                                     "0.330", "1e-22",  "1e23",   "9007199254740993", "12345678901234567890",
-                                     "1e400", "-1e-400", "4.9e-324", "-", ".",   "e5",      "00012.5000"};
+  std::vector<std::string> inputs = {"0",
+                                     "-0",
+                                     "1.",
+                                     ".5",
+                                     "1e",
+                                     "1e+",
+                                     "1e5",
+                                     "3.5e13",
+                                     "0.330",
+                                     "1e-22",
+                                     "1e23",
+                                     "9007199254740993",
+                                     "12345678901234567890",
+                                     "1e400",
+                                     "-1e-400",
+                                     "4.9e-324",
+                                     "-",
+                                     ".",
+                                     "e5",
+                                     "00012.5000"};
   for (int i = 0; i < 200000; ++i) {
     const int digits = 1 + static_cast<int>(rng() % 20);
     const int dot = rng() % 2 ? static_cast<int>(rng() % static_cast<unsigned>(digits)) : -1;
@@ -126,7 +143,9 @@ TEST(FastFromChars, SameBitsAndEndAsStdFromChars) {
       if (d == dot) buf[n++] = '.';
       buf[n++] = static_cast<char>('0' + rng() % 10);
     }
-    if (rng() % 3 == 0) n += static_cast<std::size_t>(std::snprintf(buf + n, sizeof buf - n, "e%d", static_cast<int>(rng() % 60) - 30));
+    if (rng() % 3 == 0)
+      n += static_cast<std::size_t>(
+          std::snprintf(buf + n, sizeof buf - n, "e%d", static_cast<int>(rng() % 60) - 30));
     inputs.emplace_back(buf, n);
   }
   for (const auto& s : inputs) {

@@ -58,17 +58,21 @@ TEST(WhatifFormulas, CheckpointLossIsMinimalAtYoungsInterval) {
   EXPECT_NEAR(checkpoint_loss_fraction(tau, 60, 86400, 600), 0.044212, 1e-6);
   // At Young's optimum the two first-order terms are equal: delta/tau = tau/(2M).
   EXPECT_NEAR(60 / tau, tau / (2 * 86400), 1e-12);
-  EXPECT_GT(checkpoint_loss_fraction(tau * 1.2, 60, 86400, 600), checkpoint_loss_fraction(tau, 60, 86400, 600));
-  EXPECT_GT(checkpoint_loss_fraction(tau * 0.8, 60, 86400, 600), checkpoint_loss_fraction(tau, 60, 86400, 600));
+  EXPECT_GT(checkpoint_loss_fraction(tau * 1.2, 60, 86400, 600),
+            checkpoint_loss_fraction(tau, 60, 86400, 600));
+  EXPECT_GT(checkpoint_loss_fraction(tau * 0.8, 60, 86400, 600),
+            checkpoint_loss_fraction(tau, 60, 86400, 600));
 }
 
-// ---- Projection of a run -------------------------------------------------------------------------
+// ---- Projection of a run
+// -------------------------------------------------------------------------
 
 /// The classic worked example as a native log (16 GPUs of 19.5 TFLOP/s, 35 TFLOP per step,
 /// forward 100 + backward 150 + gradient sync 80 = 330 ms), with optional extra lines.
 std::string classic_log(int steps, const std::string& extra = "") {
   std::ostringstream s;
-  s << R"({"type":"meta","gpus":16})" << "\n";
+  s << R"({"type":"meta","gpus":16})"
+    << "\n";
   for (int i = 1; i <= steps; ++i) {
     s << R"({"step":)" << i
       << R"(,"time_s":0.330,"model_flops":3.5e13,"tokens":131072,"phases":{"forward_s":0.100,"backward_s":0.150,"comm_s":0.080}})"
@@ -137,10 +141,13 @@ TEST(WhatifProject, OverlapHidesExposedCommunicationUnderCompute) {
 TEST(WhatifProject, StallRemovalTouchesTheRunNotTheStep) {
   // Nine steady steps and one of 2.330 s: the stall's excess over the 330 ms step is 2.0 s.
   std::string text = classic_log(9);
-  text += R"({"step":10,"time_s":2.330,"model_flops":3.5e13,"tokens":131072})" "\n";
+  text += R"({"step":10,"time_s":2.330,"model_flops":3.5e13,"tokens":131072})"
+          "\n";
   for (int i = 11; i <= 20; ++i)
-    text += R"({"step":)" + std::to_string(i) +
-            R"(,"time_s":0.330,"model_flops":3.5e13,"tokens":131072,"phases":{"forward_s":0.100,"backward_s":0.150,"comm_s":0.080}})" "\n";
+    text +=
+        R"({"step":)" + std::to_string(i) +
+        R"(,"time_s":0.330,"model_flops":3.5e13,"tokens":131072,"phases":{"forward_s":0.100,"backward_s":0.150,"comm_s":0.080}})"
+        "\n";
   const Analysis a = classic_analysis(text);
   ASSERT_EQ(a.stalls.count, 1u);
   Scenario s;
@@ -281,10 +288,12 @@ TEST(WhatifEstimate, LayoutErrorsNameTheFlags) {
   EXPECT_THROW((void)estimate_step(in), Error);
 }
 
-// ---- Cluster fragmentation -----------------------------------------------------------------------
+// ---- Cluster fragmentation
+// -----------------------------------------------------------------------
 
 // Two nodes of 8 GPUs. A and B (4 GPUs, 10 s) arrive at 0, C (8 GPUs, 10 s) at 1.
-//  spread: A -> node 0, B -> node 1 (the most free); C finds 4 + 4 free, fits the total but no node:
+//  spread: A -> node 0, B -> node 1 (the most free); C finds 4 + 4 free, fits the total but no
+//  node:
 //          it waits 1..10 s with 8 GPUs idle = 72 GPU-s; runs 10..20. Makespan 20 s.
 //  pack:   A and B share node 0; C takes node 1 at 1 s, ends at 11 s. Makespan 11 s, no idle.
 const char* kTrace = "name,submit_s,gpus,duration_s\nA,0,4,10\nB,0,4,10\nC,1,8,10\n";
