@@ -109,11 +109,15 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
     for (const auto& l : fw) out << "  " << l << '\n';
   }
   out << fmt::format("\n{}inputs{}\n", bold, reset);
+  // The value column is as wide as its longest value, so a long one ("12 layers, hidden 768,
+  // 12 heads") never runs into its source.
+  std::size_t width = 22;
+  for (const auto& u : a.used) width = std::max(width, u.value.size());
   for (const auto& u : a.used)
-    out << fmt::format("  {:<16} {:<22} {}{}{}\n", u.name, u.value, dim, u.source, reset);
+    out << fmt::format("  {:<16} {:<{}} {}{}{}\n", u.name, u.value, width, dim, u.source, reset);
   if (known(a.model_flops_per_token))
-    out << fmt::format("  {:<16} {:<22} {}{} convention{}\n", "FLOPs/token",
-                       format_flops(a.model_flops_per_token), dim, a.convention, reset);
+    out << fmt::format("  {:<16} {:<{}} {}{} convention{}\n", "FLOPs/token",
+                       format_flops(a.model_flops_per_token), width, dim, a.convention, reset);
   if (!a.unknowns.empty()) {
     out << fmt::format("\n{}not known{} (the report gives what it can)\n", bold, reset);
     for (const auto& u : a.unknowns) out << "  - " << u << '\n';
