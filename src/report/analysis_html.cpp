@@ -7,32 +7,10 @@
 
 #include "mfu/units.hpp"
 #include "report/analysis_common.hpp"
+#include "report/markup.hpp"
 
 namespace mfu::detail {
 namespace {
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
 
 const char* fill_of(const std::string& b) {
   if (b == "compute") return "#2e9e44";
@@ -60,7 +38,7 @@ std::string line_chart(const std::vector<SeriesPoint>& pts, F value, const std::
   std::string svg = fmt::format(
       "<svg id=\"{}\" class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\" "
       "xmlns=\"http://www.w3.org/2000/svg\">\n<text x=\"{}\" y=\"18\" class=\"title\">{}</text>\n",
-      id, W, H, esc(title), L, esc(title));
+      id, W, H, escape_markup(title), L, escape_markup(title));
   if (xy.empty()) return svg + "<text x=\"100\" y=\"120\">no data</text></svg>\n";
   double x0 = xy.front().first, x1 = xy.front().first, y1 = 0;
   for (auto [x, y] : xy) {
@@ -94,7 +72,7 @@ std::string line_chart(const std::vector<SeriesPoint>& pts, F value, const std::
   svg += fmt::format(
       "<text x=\"14\" y=\"{}\" class=\"tick\" transform=\"rotate(-90 14 {})\" "
       "text-anchor=\"middle\">{}</text>\n",
-      (Tp + H - Bm) / 2, (Tp + H - Bm) / 2, esc(unit));
+      (Tp + H - Bm) / 2, (Tp + H - Bm) / 2, escape_markup(unit));
   std::string path;
   for (auto [x, y] : xy)
     path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", X(x), Y(y));
@@ -128,12 +106,12 @@ std::string waterfall_chart(const Analysis& a) {
     const double w = std::max(0.0, b.fraction * span);
     svg +=
         fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"label\" text-anchor=\"end\">{}</text>\n",
-                    L - 8, y + 14, esc(b.label));
+                    L - 8, y + 14, escape_markup(b.label));
     svg += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"18\" fill=\"{}\" "
         "class=\"bucket\" "
         "data-bucket=\"{}\"><title>{}: {} ({}, {})</title></rect>\n",
-        x, y, w, fill_of(b.name), b.name, esc(b.label), format_duration(b.seconds),
+        x, y, w, fill_of(b.name), b.name, escape_markup(b.label), format_duration(b.seconds),
         format_percent(b.fraction), to_string(b.source));
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\">{}</text>\n",
                        std::min(W - 110, x + w + 6), y + 14, format_percent(b.fraction));
@@ -157,12 +135,13 @@ void render_analysis_html(const Analysis& a, std::ostream& out) {
          "\n"
          ".stall{fill:#d04040}.warm{fill:#999}.small{color:#666;font-size:.9em}\n</style></"
          "head><body>\n";
-  out << "<h1>" << esc(headline(a)) << "</h1>\n";
-  out << "<p class=\"small\">" << esc(a.format) << " log: ";
-  for (std::size_t i = 0; i < a.inputs.size(); ++i) out << (i ? ", " : "") << esc(a.inputs[i]);
+  out << "<h1>" << escape_markup(headline(a)) << "</h1>\n";
+  out << "<p class=\"small\">" << escape_markup(a.format) << " log: ";
+  for (std::size_t i = 0; i < a.inputs.size(); ++i)
+    out << (i ? ", " : "") << escape_markup(a.inputs[i]);
   out << "</p>\n<table>\n";
   auto row = [&](const std::string& k, const std::string& v) {
-    out << "<tr><th>" << esc(k) << "</th><td>" << esc(v) << "</td></tr>\n";
+    out << "<tr><th>" << escape_markup(k) << "</th><td>" << escape_markup(v) << "</td></tr>\n";
   };
   row("MFU (whole run)", pct_or(a.mfu));
   row("MFU (steady state)", pct_or(a.mfu_steady));
@@ -194,39 +173,39 @@ void render_analysis_html(const Analysis& a, std::ostream& out) {
     if (b.seconds <= 0) continue;
     out << fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td></tr>\n",
-        esc(b.label), format_percent(b.fraction), format_duration(b.seconds), to_string(b.source),
-        esc(b.detail));
+        escape_markup(b.label), format_percent(b.fraction), format_duration(b.seconds),
+        to_string(b.source), escape_markup(b.detail));
   }
   out << "</table>\n";
   if (!a.fixes.empty()) {
     out << "<h2>Fix first</h2>\n<ol>\n";
     for (const auto& f : a.fixes)
       out << fmt::format(
-          "<li><b>{}</b>: {}{}. {}</li>\n", esc(f.label), format_duration(f.seconds),
+          "<li><b>{}</b>: {}{}. {}</li>\n", escape_markup(f.label), format_duration(f.seconds),
           f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points)", f.mfu_gain * 100) : "",
-          esc(f.advice));
+          escape_markup(f.advice));
     out << "</ol>\n";
   }
   if (a.trace) {
     out << "<h2>Per rank</h2>\n<pre>";
-    for (const auto& l : trace_table(a)) out << esc(l) << '\n';
+    for (const auto& l : trace_table(a)) out << escape_markup(l) << '\n';
     out << "</pre>\n";
   }
   const auto fw = framework_lines(a);
   if (!fw.empty()) {
     out << "<h2>Framework's own count</h2>\n<ul>\n";
-    for (const auto& l : fw) out << "<li>" << esc(l) << "</li>\n";
+    for (const auto& l : fw) out << "<li>" << escape_markup(l) << "</li>\n";
     out << "</ul>\n";
   }
   out << "<h2>Inputs</h2>\n<table>\n";
   for (const auto& u : a.used)
-    out << "<tr><td>" << esc(u.name) << "</td><td>" << esc(u.value) << "</td><td class=\"small\">"
-        << esc(u.source) << "</td></tr>\n";
+    out << "<tr><td>" << escape_markup(u.name) << "</td><td>" << escape_markup(u.value)
+        << "</td><td class=\"small\">" << escape_markup(u.source) << "</td></tr>\n";
   out << "</table>\n";
   if (!a.unknowns.empty() || !a.warnings.empty()) {
     out << "<h2>Notes</h2>\n<ul>\n";
-    for (const auto& u : a.unknowns) out << "<li>not known: " << esc(u) << "</li>\n";
-    for (const auto& w : a.warnings) out << "<li>warning: " << esc(w) << "</li>\n";
+    for (const auto& u : a.unknowns) out << "<li>not known: " << escape_markup(u) << "</li>\n";
+    for (const auto& w : a.warnings) out << "<li>warning: " << escape_markup(w) << "</li>\n";
     out << "</ul>\n";
   }
   out << "<p class=\"small\">generated by mfu</p>\n</body></html>\n";

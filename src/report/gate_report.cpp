@@ -7,38 +7,10 @@
 #include "mfu/gate.hpp"
 #include "mfu/units.hpp"
 #include "report/analysis_common.hpp"
+#include "report/markup.hpp"
 
 namespace mfu {
 namespace {
-
-std::string xml(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
-          o += ' ';
-        else
-          o += c;
-    }
-  }
-  return o;
-}
 
 /// GitHub workflow commands escape %, CR and LF in the message.
 std::string gh(const std::string& s) {
@@ -132,18 +104,21 @@ void render_junit(const GateResult& r, const Analysis& a, std::ostream& out) {
       r.checks.size(), failures);
   out << "    <properties>\n";
   out << fmt::format("      <property name=\"inputs\" value=\"{}\"/>\n",
-                     xml(fmt::format("{}", fmt::join(a.inputs, " "))));
+                     detail::escape_markup(fmt::format("{}", fmt::join(a.inputs, " "))));
   out << fmt::format("      <property name=\"mfu\" value=\"{}\"/>\n",
                      a.mfu ? fmt::format("{}", *a.mfu) : "unknown");
   out << "    </properties>\n";
   for (const auto& c : r.checks) {
-    out << fmt::format("    <testcase classname=\"mfu.check\" name=\"{}\">", xml(c.name));
+    out << fmt::format("    <testcase classname=\"mfu.check\" name=\"{}\">",
+                       detail::escape_markup(c.name));
     if (!c.passed) {
       out << fmt::format("\n      <failure message=\"{}\" type=\"threshold\">{}</failure>\n    ",
-                         xml(c.message),
-                         xml(c.message + (c.bucket.empty() ? "" : " (bucket: " + c.bucket + ")")));
+                         detail::escape_markup(c.message),
+                         detail::escape_markup(
+                             c.message + (c.bucket.empty() ? "" : " (bucket: " + c.bucket + ")")));
     } else {
-      out << fmt::format("\n      <system-out>{}</system-out>\n    ", xml(c.message));
+      out << fmt::format("\n      <system-out>{}</system-out>\n    ",
+                         detail::escape_markup(c.message));
     }
     out << "</testcase>\n";
   }
