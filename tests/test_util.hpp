@@ -13,6 +13,12 @@
 
 namespace mfu::test {
 
+/// True when the environment variable `name` is "1".
+inline bool env_is_one(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "1";
+}
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;
@@ -77,9 +83,11 @@ inline std::filesystem::path test_data(const std::string& name) {
 
 /// ../shared/samples (or $MFU_SAMPLES_DIR); empty when absent.
 inline std::filesystem::path samples_dir() {
-  if (const char* env = std::getenv("MFU_SAMPLES_DIR"); env != nullptr && *env != '\0') return env;
-  const auto p = source_dir().parent_path() / "shared" / "samples";
-  return std::filesystem::exists(p) ? p : std::filesystem::path();
+  const char* env = std::getenv("MFU_SAMPLES_DIR");
+  const std::filesystem::path p = (env != nullptr && *env != '\0')
+                                      ? std::filesystem::path(env)
+                                      : source_dir().parent_path() / "shared" / "samples";
+  return std::filesystem::is_directory(p) ? p : std::filesystem::path();
 }
 
 /// Compares `actual` to tests/golden/NAME; rewrites the file when MFU_UPDATE_GOLDEN=1.
@@ -96,3 +104,14 @@ inline void expect_golden(const std::string& name, const std::string& actual) {
 }
 
 }  // namespace mfu::test
+
+/// In a test body: skips with `why` when an optional input (the shared samples, a browser) is
+/// missing, but fails when the environment variable `required_env` is 1. CI sets those
+/// variables, so there a missing input is a broken set-up that fails, never a silent skip.
+#define MFU_SKIP_OR_FAIL(required_env, why)                                 \
+  do {                                                                      \
+    if (::mfu::test::env_is_one(required_env))                              \
+      GTEST_FAIL() << (why) << " (" << (required_env) << "=1 requires it)"; \
+    else                                                                    \
+      GTEST_SKIP() << (why);                                                \
+  } while (0)

@@ -7,6 +7,8 @@
 # Run from the repository root after tools/setup.sh.
 set -eu
 JOBS="${JOBS:-2}"
+# tools/setup.sh installs chromium: the headless-browser test of the HTML report must run, not skip.
+export MFU_REQUIRE_BROWSER="${MFU_REQUIRE_BROWSER:-1}"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMFU_WERROR=ON
 cmake --build build -j "$JOBS"
 ctest --test-dir build -j "$JOBS" --output-on-failure
