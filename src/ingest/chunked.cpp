@@ -189,13 +189,7 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size,
     Run& r = ps[k].run;
     out.iterations.append(std::move(r.iterations));
     for (auto& e : r.events) out.events.push_back(std::move(e));
-    for (auto& d : r.diagnostics) {
-      if (out.diagnostics.size() < opt.max_diagnostics)
-        out.diagnostics.push_back(std::move(d));
-      else
-        ++out.suppressed_diagnostics;
-    }
-    out.suppressed_diagnostics += r.suppressed_diagnostics;
+    merge_diagnostics(out, r, opt.max_diagnostics);
     out.malformed_lines += r.malformed_lines;
     out.meta.fill_from(r.meta);  // the first value seen in the file wins, as its source says
     for (const auto& fld : r.fields)

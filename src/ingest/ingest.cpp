@@ -312,10 +312,7 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
       out.meta.fill_from(r.meta);
       for (auto& d : r.diagnostics) {
         if (d.severity == Diagnostic::Severity::kWarning && !d.file.empty()) continue;
-        if (out.diagnostics.size() < opt.max_diagnostics)
-          out.diagnostics.push_back(std::move(d));
-        else
-          ++out.suppressed_diagnostics;
+        detail::add_diagnostic(out, std::move(d), opt.max_diagnostics);
       }
       out.bytes_read += r.bytes_read;
     }
@@ -338,19 +335,16 @@ Run merge(std::vector<Run> runs, const IngestOptions& opt) {
     for (std::size_t f = 0; f < logs.size(); ++f) {
       Run& r = logs[f];
       if (r.format != out.format) {
-        out.diagnostics.push_back(Diagnostic{
-            Diagnostic::Severity::kWarning, r.inputs.front(), 0,
-            fmt::format("format {} differs from {} of the first input", r.format, out.format)});
+        detail::add_diagnostic(
+            out,
+            Diagnostic{
+                Diagnostic::Severity::kWarning, r.inputs.front(), 0,
+                fmt::format("format {} differs from {} of the first input", r.format, out.format)},
+            opt.max_diagnostics);
       }
       out.inputs.push_back(r.inputs.front());
       out.meta.fill_from(r.meta);
-      for (auto& d : r.diagnostics) {
-        if (out.diagnostics.size() < opt.max_diagnostics)
-          out.diagnostics.push_back(std::move(d));
-        else
-          ++out.suppressed_diagnostics;
-      }
-      out.suppressed_diagnostics += r.suppressed_diagnostics;
+      detail::merge_diagnostics(out, r, opt.max_diagnostics);
       out.malformed_lines += r.malformed_lines;
       out.lines_read += r.lines_read;
       out.bytes_read += r.bytes_read;

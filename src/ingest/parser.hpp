@@ -16,6 +16,13 @@ namespace mfu::detail {
 
 class ByteSource;
 
+/// Adds `d` to the run's diagnostics, or counts it as suppressed once `cap` are kept: a log that
+/// is garbage from end to end must not grow a report without bound.
+void add_diagnostic(Run& run, Diagnostic d, std::size_t cap);
+
+/// Moves every diagnostic of `from` into `into` under `cap`, keeping `from`'s suppressed count.
+void merge_diagnostics(Run& into, Run& from, std::size_t cap);
+
 /// Collects what a parser finds for one input file.
 class RunBuilder {
  public:

@@ -36,10 +36,23 @@ void RunBuilder::meta(const std::string& key, const std::string& value, std::uin
   run.meta.set(key, value, where(line), overwrite);
 }
 
+void add_diagnostic(Run& run, Diagnostic d, std::size_t cap) {
+  if (run.diagnostics.size() < cap)
+    run.diagnostics.push_back(std::move(d));
+  else
+    ++run.suppressed_diagnostics;
+}
+
+void merge_diagnostics(Run& into, Run& from, std::size_t cap) {
+  for (auto& d : from.diagnostics) add_diagnostic(into, std::move(d), cap);
+  from.diagnostics.clear();
+  into.suppressed_diagnostics += from.suppressed_diagnostics;
+}
+
 void RunBuilder::diagnostic(Diagnostic::Severity s, std::uint64_t line,
                             const std::string& message) {
   if (run.diagnostics.size() >= options.max_diagnostics) {
-    ++run.suppressed_diagnostics;
+    ++run.suppressed_diagnostics;  // before building the message's copy
     return;
   }
   run.diagnostics.push_back(Diagnostic{s, label_, line, message});
