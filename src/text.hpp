@@ -108,8 +108,9 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   return end;
 }
 
-/// A step or iteration number read as a double: the whole number when it is one in [0, 9e15],
-/// else -1 (unknown). Casting an out-of-range double to an integer is undefined behaviour.
+/// A step or iteration number read as a double: the whole number when it is one in [0, 9e15]
+/// (below 2^53 = 9.007e15, where doubles still hold every integer exactly), else -1 (unknown).
+/// Casting an out-of-range double to an integer is undefined behaviour.
 [[nodiscard]] inline std::int64_t as_step(double v) {
   return (std::isfinite(v) && v >= 0 && v <= 9e15) ? static_cast<std::int64_t>(v) : -1;
 }

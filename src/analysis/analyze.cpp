@@ -300,10 +300,9 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
         best->second >= static_cast<int>(0.6 * static_cast<double>(stall_steps.size() - 1))) {
       a.stalls.period_steps = best->first;
       for (const char* key : {"save_interval", "eval_interval", "log_interval"}) {
-        if (auto v = run.meta.number(key); v && as_count(*v) > 0 &&
-                                           as_count(*v) % best->first == 0 &&
-                                           as_count(*v) <= best->first * 1) {
-          a.stalls.period_cause = fmt::format("{} {}", key, as_count(*v));
+        // The stalls' period is this interval exactly (a multiple would not explain the others).
+        if (auto v = run.meta.number(key); v && as_count(*v) == best->first) {
+          a.stalls.period_cause = fmt::format("{} {}", key, best->first);
           break;
         }
       }

@@ -92,11 +92,12 @@ bool is_meta_number_key(std::string_view k) {
 
 void NativeRecord::number(std::string_view key, double value) {
   if (key == "step" || key == "iteration" || key == "iter") {
-    if (!std::isfinite(value) || value < 0 || value > 9e15) {
+    const std::int64_t step = as_step(value);
+    if (step < 0) {
       if (bad_.empty()) bad_ = fmt::format("step must be a whole number >= 0, got {}", value);
       return;
     }
-    it_.step = static_cast<std::int64_t>(value);
+    it_.step = step;
     ev_.step = it_.step;
     has_step_ = true;
     return;

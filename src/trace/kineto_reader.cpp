@@ -227,7 +227,7 @@ std::optional<std::int64_t> raw_int(std::string_view ev, std::string_view key) {
   if (ec != std::errc()) {
     // Some writers print integers as floats ("dur": 68.0).
     auto d = parse_double(v);
-    if (!d || !(std::fabs(*d) < 9e18)) return std::nullopt;
+    if (!d || !(std::fabs(*d) < 9e18)) return std::nullopt;  // int64 ends at 9.22e18
     return static_cast<std::int64_t>(*d);
   }
   (void)p;
