@@ -27,18 +27,12 @@ Convention parse_convention(std::string_view name) {
 
 const char* to_string(Convention c) {
   switch (c) {
-    case Convention::kPalm:
-      return "palm";
-    case Convention::kMegatron:
-      return "megatron";
-    case Convention::kMegatron2024:
-      return "megatron-2024";
-    case Convention::kMegatron2023:
-      return "megatron-2023";
-    case Convention::kMegatronDeepSpeed:
-      return "megatron-deepspeed";
-    case Convention::kMaxText:
-      return "maxtext";
+    case Convention::kPalm: return "palm";
+    case Convention::kMegatron: return "megatron";
+    case Convention::kMegatron2024: return "megatron-2024";
+    case Convention::kMegatron2023: return "megatron-2023";
+    case Convention::kMegatronDeepSpeed: return "megatron-deepspeed";
+    case Convention::kMaxText: return "maxtext";
   }
   return "?";
 }
@@ -54,14 +48,10 @@ Recompute parse_recompute(std::string_view name) {
 
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::kUnspecified:
-      return "unknown";
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kSelective:
-      return "selective";
-    case Recompute::kFull:
-      return "full";
+    case Recompute::kUnspecified: return "unknown";
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
   }
   return "?";
 }
@@ -243,9 +233,7 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
   out.model = out.weights + out.attention + out.logits;
   switch (r) {
     case Recompute::kUnspecified:
-    case Recompute::kNone:
-      out.hardware = out.model;
-      break;
+    case Recompute::kNone: out.hardware = out.model; break;
     case Recompute::kSelective:
       if (c == Convention::kMegatronDeepSpeed) {
         // throughput_calculator adds the attention bgemm once more (forward only).

@@ -8,72 +8,45 @@ namespace mfu {
 
 const char* to_string(Phase p) {
   switch (p) {
-    case Phase::kForward:
-      return "forward";
-    case Phase::kBackward:
-      return "backward";
-    case Phase::kForwardBackward:
-      return "forward_backward";
-    case Phase::kOptimizer:
-      return "optimizer";
-    case Phase::kComm:
-      return "comm";
-    case Phase::kData:
-      return "data";
-    case Phase::kGenerate:
-      return "generate";
-    case Phase::kOther:
-      return "other";
-    case Phase::kCompute:
-      return "compute";
-    case Phase::kIdle:
-      return "idle";
+    case Phase::kForward: return "forward";
+    case Phase::kBackward: return "backward";
+    case Phase::kForwardBackward: return "forward_backward";
+    case Phase::kOptimizer: return "optimizer";
+    case Phase::kComm: return "comm";
+    case Phase::kData: return "data";
+    case Phase::kGenerate: return "generate";
+    case Phase::kOther: return "other";
+    case Phase::kCompute: return "compute";
+    case Phase::kIdle: return "idle";
   }
   return "?";
 }
 
 const char* phase_key(Phase p) {
   switch (p) {
-    case Phase::kForward:
-      return "forward_s";
-    case Phase::kBackward:
-      return "backward_s";
-    case Phase::kForwardBackward:
-      return "forward_backward_s";
-    case Phase::kOptimizer:
-      return "optimizer_s";
-    case Phase::kComm:
-      return "comm_s";
-    case Phase::kData:
-      return "data_s";
-    case Phase::kGenerate:
-      return "generate_s";
-    case Phase::kOther:
-      return "other_s";
-    case Phase::kCompute:
-      return "compute_s";
-    case Phase::kIdle:
-      return "idle_s";
+    case Phase::kForward: return "forward_s";
+    case Phase::kBackward: return "backward_s";
+    case Phase::kForwardBackward: return "forward_backward_s";
+    case Phase::kOptimizer: return "optimizer_s";
+    case Phase::kComm: return "comm_s";
+    case Phase::kData: return "data_s";
+    case Phase::kGenerate: return "generate_s";
+    case Phase::kOther: return "other_s";
+    case Phase::kCompute: return "compute_s";
+    case Phase::kIdle: return "idle_s";
   }
   return "?";
 }
 
 const char* to_string(EventKind k) {
   switch (k) {
-    case EventKind::kCheckpointSave:
-      return "checkpoint_save";
-    case EventKind::kCheckpointLoad:
-      return "checkpoint_load";
-    case EventKind::kEval:
-      return "eval";
-    case EventKind::kRestart:
-      return "restart";
-    case EventKind::kStartup:
-      return "startup";
-    case EventKind::kStall:
-      return "stall";
-    case EventKind::kOther:
-      return "other";
+    case EventKind::kCheckpointSave: return "checkpoint_save";
+    case EventKind::kCheckpointLoad: return "checkpoint_load";
+    case EventKind::kEval: return "eval";
+    case EventKind::kRestart: return "restart";
+    case EventKind::kStartup: return "startup";
+    case EventKind::kStall: return "stall";
+    case EventKind::kOther: return "other";
   }
   return "?";
 }

@@ -32,22 +32,14 @@ struct Unit {
 
 const char* family_example(UnitFamily f) {
   switch (f) {
-    case UnitFamily::kFlop:
-      return "a FLOP count";
-    case UnitFamily::kFlopPerSecond:
-      return "a FLOP rate";
-    case UnitFamily::kTime:
-      return "a time";
-    case UnitFamily::kPerSecond:
-      return "a rate per second";
-    case UnitFamily::kPercent:
-      return "a percentage";
-    case UnitFamily::kMoney:
-      return "an amount of money";
-    case UnitFamily::kBytePerSecond:
-      return "a bandwidth";
-    case UnitFamily::kNone:
-      return "a plain number";
+    case UnitFamily::kFlop: return "a FLOP count";
+    case UnitFamily::kFlopPerSecond: return "a FLOP rate";
+    case UnitFamily::kTime: return "a time";
+    case UnitFamily::kPerSecond: return "a rate per second";
+    case UnitFamily::kPercent: return "a percentage";
+    case UnitFamily::kMoney: return "an amount of money";
+    case UnitFamily::kBytePerSecond: return "a bandwidth";
+    case UnitFamily::kNone: return "a plain number";
   }
   return "a number";
 }
@@ -55,25 +47,18 @@ const char* family_example(UnitFamily f) {
 std::optional<double> si_prefix(char c, Quantity kind) {
   switch (c) {
     case 'k':
-    case 'K':
-      return 1e3;
-    case 'M':
-      return 1e6;
+    case 'K': return 1e3;
+    case 'M': return 1e6;
     case 'm':
       // "1.2m tokens/s" means million; minutes and milli are handled as whole units.
       if (kind == Quantity::kCount || kind == Quantity::kRate) return 1e6;
       return std::nullopt;
     case 'G':
-    case 'B':
-      return 1e9;  // B = billion for parameters and tokens
-    case 'T':
-      return 1e12;
-    case 'P':
-      return 1e15;
-    case 'E':
-      return 1e18;
-    default:
-      return std::nullopt;
+    case 'B': return 1e9;  // B = billion for parameters and tokens
+    case 'T': return 1e12;
+    case 'P': return 1e15;
+    case 'E': return 1e18;
+    default: return std::nullopt;
   }
 }
 
@@ -123,40 +108,26 @@ bool family_fits(UnitFamily f, Quantity kind) {
       return f == UnitFamily::kNone || f == UnitFamily::kFlop;
     case Quantity::kFlopRate:
       return f == UnitFamily::kNone || f == UnitFamily::kFlop || f == UnitFamily::kFlopPerSecond;
-    case Quantity::kDuration:
-      return f == UnitFamily::kNone || f == UnitFamily::kTime;
-    case Quantity::kRate:
-      return f == UnitFamily::kNone || f == UnitFamily::kPerSecond;
-    case Quantity::kCount:
-      return f == UnitFamily::kNone;
-    case Quantity::kRatio:
-      return f == UnitFamily::kNone || f == UnitFamily::kPercent;
-    case Quantity::kMoney:
-      return f == UnitFamily::kNone || f == UnitFamily::kMoney;
-    case Quantity::kBandwidth:
-      return f == UnitFamily::kNone || f == UnitFamily::kBytePerSecond;
+    case Quantity::kDuration: return f == UnitFamily::kNone || f == UnitFamily::kTime;
+    case Quantity::kRate: return f == UnitFamily::kNone || f == UnitFamily::kPerSecond;
+    case Quantity::kCount: return f == UnitFamily::kNone;
+    case Quantity::kRatio: return f == UnitFamily::kNone || f == UnitFamily::kPercent;
+    case Quantity::kMoney: return f == UnitFamily::kNone || f == UnitFamily::kMoney;
+    case Quantity::kBandwidth: return f == UnitFamily::kNone || f == UnitFamily::kBytePerSecond;
   }
   return false;
 }
 
 const char* example_for(Quantity kind) {
   switch (kind) {
-    case Quantity::kFlops:
-      return "35T or 3.5e13 FLOP";
-    case Quantity::kFlopRate:
-      return "989.5 TFLOP/s or 312T";
-    case Quantity::kDuration:
-      return "330ms, 13.75s, 1.5h or 2d";
-    case Quantity::kRate:
-      return "1.2M or 238.3k tok/s";
-    case Quantity::kCount:
-      return "540.35B, 15T or 1024";
-    case Quantity::kRatio:
-      return "40% or 0.4";
-    case Quantity::kMoney:
-      return "2.50 or $2.50";
-    case Quantity::kBandwidth:
-      return "900 GB/s or 400 Gbit/s";
+    case Quantity::kFlops: return "35T or 3.5e13 FLOP";
+    case Quantity::kFlopRate: return "989.5 TFLOP/s or 312T";
+    case Quantity::kDuration: return "330ms, 13.75s, 1.5h or 2d";
+    case Quantity::kRate: return "1.2M or 238.3k tok/s";
+    case Quantity::kCount: return "540.35B, 15T or 1024";
+    case Quantity::kRatio: return "40% or 0.4";
+    case Quantity::kMoney: return "2.50 or $2.50";
+    case Quantity::kBandwidth: return "900 GB/s or 400 Gbit/s";
   }
   return "";
 }
@@ -170,22 +141,14 @@ const char* example_for(Quantity kind) {
 
 const char* describe(Quantity kind) {
   switch (kind) {
-    case Quantity::kFlops:
-      return "a FLOP count";
-    case Quantity::kFlopRate:
-      return "a FLOP rate";
-    case Quantity::kDuration:
-      return "a time";
-    case Quantity::kRate:
-      return "a rate per second";
-    case Quantity::kCount:
-      return "a count";
-    case Quantity::kRatio:
-      return "a ratio";
-    case Quantity::kMoney:
-      return "an amount of money";
-    case Quantity::kBandwidth:
-      return "a bandwidth";
+    case Quantity::kFlops: return "a FLOP count";
+    case Quantity::kFlopRate: return "a FLOP rate";
+    case Quantity::kDuration: return "a time";
+    case Quantity::kRate: return "a rate per second";
+    case Quantity::kCount: return "a count";
+    case Quantity::kRatio: return "a ratio";
+    case Quantity::kMoney: return "an amount of money";
+    case Quantity::kBandwidth: return "a bandwidth";
   }
   return "a number";
 }

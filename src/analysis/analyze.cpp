@@ -19,14 +19,10 @@ namespace mfu {
 
 const char* to_string(BucketSource s) {
   switch (s) {
-    case BucketSource::kMeasured:
-      return "measured";
-    case BucketSource::kInferred:
-      return "inferred";
-    case BucketSource::kResidual:
-      return "residual";
-    case BucketSource::kNone:
-      return "none";
+    case BucketSource::kMeasured: return "measured";
+    case BucketSource::kInferred: return "inferred";
+    case BucketSource::kResidual: return "residual";
+    case BucketSource::kNone: return "none";
   }
   return "?";
 }
@@ -80,40 +76,26 @@ struct EventIndex {
 
 B bucket_of(EventKind k, bool before_first_record) {
   switch (k) {
-    case EventKind::kCheckpointSave:
-      return B::kCheckpoint;
-    case EventKind::kCheckpointLoad:
-      return before_first_record ? B::kStartup : B::kRestart;
-    case EventKind::kEval:
-      return B::kEval;
-    case EventKind::kStartup:
-      return B::kStartup;
-    case EventKind::kRestart:
-      return B::kRestart;
-    case EventKind::kStall:
-      return B::kIdle;
-    case EventKind::kOther:
-      return B::kOther;
+    case EventKind::kCheckpointSave: return B::kCheckpoint;
+    case EventKind::kCheckpointLoad: return before_first_record ? B::kStartup : B::kRestart;
+    case EventKind::kEval: return B::kEval;
+    case EventKind::kStartup: return B::kStartup;
+    case EventKind::kRestart: return B::kRestart;
+    case EventKind::kStall: return B::kIdle;
+    case EventKind::kOther: return B::kOther;
   }
   return B::kOther;
 }
 
 std::string event_what(const Event& e) {
   switch (e.kind) {
-    case EventKind::kCheckpointSave:
-      return "checkpoint saves";
-    case EventKind::kCheckpointLoad:
-      return "checkpoint loads";
-    case EventKind::kEval:
-      return "evaluation passes";
-    case EventKind::kStartup:
-      return e.detail.empty() ? "setup" : e.detail;
-    case EventKind::kRestart:
-      return "restarts";
-    case EventKind::kStall:
-      return "stalls";
-    case EventKind::kOther:
-      return e.detail.empty() ? "other events" : e.detail;
+    case EventKind::kCheckpointSave: return "checkpoint saves";
+    case EventKind::kCheckpointLoad: return "checkpoint loads";
+    case EventKind::kEval: return "evaluation passes";
+    case EventKind::kStartup: return e.detail.empty() ? "setup" : e.detail;
+    case EventKind::kRestart: return "restarts";
+    case EventKind::kStall: return "stalls";
+    case EventKind::kOther: return e.detail.empty() ? "other events" : e.detail;
   }
   return "events";
 }

@@ -37,18 +37,12 @@ double si_value(std::string_view v) {
   if (v.empty()) return *d;
   switch (v.front()) {
     case 'K':
-    case 'k':
-      return *d * 1e3;
-    case 'M':
-      return *d * 1e6;
-    case 'G':
-      return *d * 1e9;
-    case 'T':
-      return *d * 1e12;
-    case 'P':
-      return *d * 1e15;
-    default:
-      return *d;
+    case 'k': return *d * 1e3;
+    case 'M': return *d * 1e6;
+    case 'G': return *d * 1e9;
+    case 'T': return *d * 1e12;
+    case 'P': return *d * 1e15;
+    default: return *d;
   }
 }
 

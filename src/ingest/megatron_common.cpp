@@ -102,17 +102,10 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out)
             double m = 1;
             if (!s.empty()) {
               switch (s.front()) {
-                case 'T':
-                  m = 1e12;
-                  break;
-                case 'G':
-                  m = 1e9;
-                  break;
-                case 'P':
-                  m = 1e15;
-                  break;
-                default:
-                  break;
+                case 'T': m = 1e12; break;
+                case 'G': m = 1e9; break;
+                case 'P': m = 1e15; break;
+                default: break;
               }
             }
             out.reported_flops_per_gpu = *d * m;
@@ -141,8 +134,7 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out)
           out.skipped = static_cast<std::uint32_t>(as_count(v, 1 << 30));
         }
         break;
-      default:
-        break;
+      default: break;
     }
     if (!known(out.loss) && ends_with(key, "loss") && !contains(key, "scale")) {
       out.loss = value_number(val);

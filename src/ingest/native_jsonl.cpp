@@ -24,35 +24,26 @@ using simdjson::dom::element_type;
 /// Reads a JSON value as a double: numbers, numeric strings ("0.33"), null -> NaN.
 double as_number(simdjson::dom::element v) {
   switch (v.type()) {
-    case element_type::DOUBLE:
-      return v.get_double().value_unsafe();
-    case element_type::INT64:
-      return static_cast<double>(v.get_int64().value_unsafe());
-    case element_type::UINT64:
-      return static_cast<double>(v.get_uint64().value_unsafe());
-    case element_type::BOOL:
-      return v.get_bool().value_unsafe() ? 1.0 : 0.0;
+    case element_type::DOUBLE: return v.get_double().value_unsafe();
+    case element_type::INT64: return static_cast<double>(v.get_int64().value_unsafe());
+    case element_type::UINT64: return static_cast<double>(v.get_uint64().value_unsafe());
+    case element_type::BOOL: return v.get_bool().value_unsafe() ? 1.0 : 0.0;
     case element_type::STRING: {
       auto d = parse_double(v.get_string().value_unsafe());
       return d ? *d : kUnknown;
     }
-    default:
-      return kUnknown;
+    default: return kUnknown;
   }
 }
 
 std::string as_text(simdjson::dom::element v) {
   switch (v.type()) {
-    case element_type::STRING:
-      return std::string(v.get_string().value_unsafe());
-    case element_type::BOOL:
-      return v.get_bool().value_unsafe() ? "true" : "false";
+    case element_type::STRING: return std::string(v.get_string().value_unsafe());
+    case element_type::BOOL: return v.get_bool().value_unsafe() ? "true" : "false";
     case element_type::DOUBLE:
     case element_type::INT64:
-    case element_type::UINT64:
-      return fmt::format("{}", as_number(v));
-    default:
-      return {};
+    case element_type::UINT64: return fmt::format("{}", as_number(v));
+    default: return {};
   }
 }
 

@@ -95,21 +95,11 @@ std::vector<std::string> trace_table(const Analysis& a) {
 void render_analysis(const Analysis& a, const Run& run, OutputFormat format, const RenderOptions& o,
                      std::ostream& out) {
   switch (format) {
-    case OutputFormat::kText:
-      detail::render_analysis_text(a, o, out);
-      return;
-    case OutputFormat::kJson:
-      detail::render_analysis_json(a, run, o, out);
-      return;
-    case OutputFormat::kMarkdown:
-      detail::render_analysis_markdown(a, out);
-      return;
-    case OutputFormat::kCsv:
-      detail::render_analysis_csv(a, run, out);
-      return;
-    case OutputFormat::kHtml:
-      detail::render_analysis_html(a, out);
-      return;
+    case OutputFormat::kText: detail::render_analysis_text(a, o, out); return;
+    case OutputFormat::kJson: detail::render_analysis_json(a, run, o, out); return;
+    case OutputFormat::kMarkdown: detail::render_analysis_markdown(a, out); return;
+    case OutputFormat::kCsv: detail::render_analysis_csv(a, run, out); return;
+    case OutputFormat::kHtml: detail::render_analysis_html(a, out); return;
   }
   throw Error("unknown output format");
 }

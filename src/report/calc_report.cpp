@@ -98,8 +98,7 @@ void render_calc(const CalcResult& r, OutputFormat format, const RenderOptions& 
       for (const auto& n : r.notes) out << "note: " << n << '\n';
       return;
     }
-    default:
-      throw Error("mfu calc writes text, json or markdown");
+    default: throw Error("mfu calc writes text, json or markdown");
   }
 }
 

@@ -13,14 +13,10 @@ namespace {
 
 const char* timing_name(TimingKind t) {
   switch (t) {
-    case TimingKind::kPerIteration:
-      return "per iteration";
-    case TimingKind::kAveraged:
-      return "averaged over each log interval";
-    case TimingKind::kSampled:
-      return "sampled (one timed iteration per log line)";
-    case TimingKind::kNone:
-      return "none";
+    case TimingKind::kPerIteration: return "per iteration";
+    case TimingKind::kAveraged: return "averaged over each log interval";
+    case TimingKind::kSampled: return "sampled (one timed iteration per log line)";
+    case TimingKind::kNone: return "none";
   }
   return "?";
 }

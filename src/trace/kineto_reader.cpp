@@ -279,8 +279,7 @@ class Reader {
       case 'u':
         if (cat == "user_annotation") annotation(ev);
         return;
-      default:
-        return;
+      default: return;
     }
   }
 
