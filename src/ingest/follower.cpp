@@ -19,7 +19,6 @@ namespace mfu {
 
 namespace {
 constexpr std::size_t kHead = std::size_t{1} << 20;  // as much as detection reads
-constexpr std::size_t kMaxLine = std::size_t{16} << 20;
 }  // namespace
 
 struct LogFollower::State {
@@ -54,31 +53,16 @@ struct LogFollower::State {
     parser = spec->make_line_parser(*builder);
   }
 
-  /// Feeds the complete lines of `bytes` (which ends with a newline) to the parser.
+  /// Feeds the complete lines of `bytes` (which ends with a newline) to the parser, split as
+  /// the streaming reader splits them (\r segments, line numbers continuing from the last poll).
   void feed(std::string_view bytes) {
-    std::string padded(bytes);
-    padded.append(detail::kLinePadding, '\0');
-    const char* p = padded.data();
-    const char* end = p + bytes.size();
-    while (p < end) {
-      const char* nl =
-          static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-      if (!nl) break;
-      std::string_view l(p, static_cast<std::size_t>(nl - p));
-      if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-      ++line;
-      // A bare \r (progress bars redrawing) splits a line into segments, as in LineReader.
-      std::size_t from = 0;
-      while (true) {
-        const std::size_t cr = l.find('\r', from);
-        std::string_view seg =
-            l.substr(from, cr == std::string_view::npos ? std::string_view::npos : cr - from);
-        if (!seg.empty() || cr == std::string_view::npos) parser->line(seg, line);
-        if (cr == std::string_view::npos) break;
-        from = cr + 1;
-      }
-      p = nl + 1;
-    }
+    const auto source = detail::memory_source(bytes);
+    detail::LineReader reader(*source);
+    reader.set_next_line(line + 1);
+    std::string_view l;
+    while (reader.next(l)) parser->line(l, reader.line_number());
+    line = reader.line_number();
+    skipped_long += reader.oversized_lines();
     run.lines_read = line;
     run.bytes_read = offset;
   }
@@ -148,7 +132,7 @@ bool LogFollower::poll() {
       s.offset += last_nl + 1;
       s.feed(std::string_view(s.pending.data(), last_nl + 1));
       s.pending.erase(0, last_nl + 1);
-    } else if (s.pending.size() > kMaxLine) {
+    } else if (s.pending.size() > detail::kMaxLineBytes) {
       // A line longer than the limit: drop it, as the streaming reader does.
       s.offset += s.pending.size();
       s.pending.clear();

@@ -14,10 +14,12 @@ namespace mfu::detail {
 
 /// Bytes readable after the end of every returned line (simdjson needs 64).
 inline constexpr std::size_t kLinePadding = 64;
+/// Longest line kept; longer ones are skipped and counted.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{16} << 20;
 
 class LineReader {
  public:
-  explicit LineReader(ByteSource& source, std::size_t max_line = std::size_t{16} << 20);
+  explicit LineReader(ByteSource& source, std::size_t max_line = kMaxLineBytes);
 
   /// The next line or segment, without terminators; false at the end of the input.
   bool next(std::string_view& line);

@@ -259,9 +259,21 @@ TEST(Sources, LogFollowerReadsOnlyWhatWasAppended) {
            "\n";
   }
   EXPECT_TRUE(f.poll());
-  EXPECT_EQ(f.snapshot().iterations.size(), 4u);
+  const mfu::Run done = f.snapshot();
+  EXPECT_EQ(done.iterations.size(), 4u);
   EXPECT_GT(f.offset(), before);
-  EXPECT_EQ(f.snapshot().malformed_lines, 0u);
+  EXPECT_EQ(done.malformed_lines, 0u);
+  // Line numbers continue across polls: step 4 is line 5 (after the meta line).
+  EXPECT_EQ(done.iterations[3].line, 5u);
+  {
+    std::ofstream out(p, std::ios::app);
+    out << "progress 10%\rprogress 20%\r" << rec(5);  // \r segments, as a terminal redraws
+  }
+  EXPECT_TRUE(f.poll());
+  const mfu::Run more = f.snapshot();
+  ASSERT_EQ(more.iterations.size(), 5u);
+  EXPECT_EQ(more.iterations[4].step, 5);
+  EXPECT_EQ(more.iterations[4].line, 6u);
   // Rewritten shorter (log rotation): read again from the start.
   test::write_file(p, R"({"type":"meta","gpus":8})"
                       "\n" +
