@@ -58,8 +58,10 @@ std::string format_list() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+/// The format to read `head` with: the forced one, or the detected one (then `guess` holds the
+/// detection, with its runner-up, for the mixed-format warning).
 const FormatSpec& choose_format(std::string_view head, const std::string& name,
-                                const std::string& forced) {
+                                const std::string& forced, FormatGuess& guess) {
   if (!forced.empty()) {
     const FormatSpec* f = detail::find_format(forced);
     if (!f)
@@ -75,7 +77,8 @@ const FormatSpec& choose_format(std::string_view head, const std::string& name,
     throw Error(fmt::format("'{}' looks like binary data, not a training log", name),
                 fmt::format("mfu reads text logs (plain, .gz or .zst): {}", format_list()));
   }
-  const FormatGuess g = detect_format(head, fs::path(name).filename().string());
+  guess = detect_format(head, fs::path(name).filename().string());
+  const FormatGuess& g = guess;
   if (g.name.empty()) {
     std::string nearest = g.runner_up.empty() ? "" : fmt::format("; nearest: {}", g.runner_up);
     throw Error(
@@ -103,10 +106,10 @@ std::size_t native_looking_lines(std::string_view head) {
 }
 
 /// A warning when the head also holds many records of another format (two logs written into
-/// one file): those lines are not read.
-std::string mixed_format_warning(std::string_view head, std::string_view filename,
+/// one file): those lines are not read. `g` is the detection of the head (empty when forced).
+std::string mixed_format_warning(std::string_view head, const FormatGuess& g,
                                  const FormatSpec& spec) {
-  const FormatGuess g = detect_format(head, filename);
+  if (g.name.empty()) return {};  // a forced format: the user chose
   if (!g.runner_up.empty() && g.runner_up_score >= 3 && g.runner_up_score >= 0.2 * g.score &&
       g.name == spec.name)
     return fmt::format(
@@ -134,10 +137,9 @@ Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name,
             "'{}' is a {} stream cut off before its first complete block: nothing can be read",
             name, src->encoding()),
         "copy the file again once the job has closed it, or give the uncompressed log");
-  const FormatSpec& spec = choose_format(head, name, opt.format);
-  const std::string mixed =
-      opt.format.empty() ? mixed_format_warning(head, fs::path(name).filename().string(), spec)
-                         : std::string();
+  FormatGuess guess;
+  const FormatSpec& spec = choose_format(head, name, opt.format, guess);
+  const std::string mixed = mixed_format_warning(head, guess, spec);
   if (opt.on_progress) opt.on_progress(fmt::format("reading {} as {}", name, spec.name));
   Run run;
   run.format = spec.name;
@@ -191,11 +193,17 @@ Run parse_path(const std::string& path, const IngestOptions& opt, unsigned threa
   if (size > 0 && size >= opt.parallel_min_bytes) {
     auto src = detail::open_source(path);
     const std::string head = read_head(*src, kSniffBytes);
-    const FormatSpec& spec = choose_format(head, path, opt.format);
+    FormatGuess guess;
+    const FormatSpec& spec = choose_format(head, path, opt.format, guess);
     if (spec.record_start) {
       if (opt.on_progress)
         opt.on_progress(fmt::format("reading {} as {} in {} pieces", path, spec.name, threads));
-      if (auto r = detail::parse_chunked(path, size, spec, opt, threads)) return std::move(*r);
+      if (auto r = detail::parse_chunked(path, size, spec, opt, threads)) {
+        if (const std::string mixed = mixed_format_warning(head, guess, spec); !mixed.empty())
+          detail::add_diagnostic(*r, Diagnostic{Diagnostic::Severity::kWarning, path, 0, mixed},
+                                 opt.max_diagnostics);
+        return std::move(*r);
+      }
     }
   }
   return parse_input(detail::open_source(path), path, opt);
