@@ -25,9 +25,9 @@ if [ "${MFU_FUZZ_NO_BUILD:-0}" != 1 ]; then
   fi
 fi
 
-ALL="ingest_detect ingest_native ingest_native_csv ingest_megatron ingest_megatron_golden ingest_torchtitan
-ingest_hf_trainer ingest_hf_trainer_state ingest_deepspeed ingest_nanogpt ingest_mlperf ingest_maxtext
-ingest_lightning_csv ingest_kineto ingest_metadata quantity number jobs"
+# Every target the build made (the list lives in tests/fuzz/CMakeLists.txt).
+ALL=$(find "$BUILD/tests/fuzz" -maxdepth 1 -type f -name 'fuzz_*' -perm -u+x | sed 's|.*/fuzz_||' | sort)
+[ -n "$ALL" ] || { echo "fuzz: no fuzz targets in $BUILD/tests/fuzz" >&2; exit 2; }
 TARGETS="${*:-$ALL}"
 
 seeds() {  # target -> seed files, one per line
