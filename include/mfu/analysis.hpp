@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mfu/flops.hpp"
@@ -46,12 +47,36 @@ struct AnalyzeOptions {
   std::optional<double> micro_batches;
 };
 
-/// The names of the waterfall buckets, in report order.
-inline constexpr const char* kBucketNames[] = {"compute", "compute_inefficiency",
-                                               "comm",    "io",
-                                               "idle",    "checkpoint",
-                                               "restart", "startup",
-                                               "eval",    "other"};
+/// The waterfall's buckets, in report order (DESIGN.md, "Lost time").
+enum class BucketId : std::uint8_t {
+  kCompute,       ///< model FLOPs at the dense peak: the ideal time
+  kInefficiency,  ///< compute below peak (timed compute minus the ideal, optimizer)
+  kComm,          ///< exposed communication
+  kIo,            ///< waiting for data
+  kIdle,          ///< pipeline bubble, host stalls, gaps between steps
+  kCheckpoint,    ///< checkpoint saves
+  kRestart,       ///< work redone after failures, and the downtime
+  kStartup,       ///< set-up before the first step, warm-up above the steady pace
+  kEval,          ///< evaluation passes
+  kOther,         ///< unattributed (residual)
+};
+inline constexpr std::size_t kBucketCount = 10;
+
+/// One row of the bucket table: every renderer, whatif and the gate read names, labels,
+/// advice and colours from here.
+struct BucketInfo {
+  BucketId id;
+  const char* key;     ///< "comm": JSON keys, flags (--max-bucket comm=10%), whatif scales
+  const char* label;   ///< for people: "exposed communication"
+  const char* advice;  ///< what to do when the bucket is large
+  const char* colour;  ///< for charts
+};
+[[nodiscard]] const BucketInfo& bucket_info(BucketId id);
+/// The bucket whose key is `key`, or nullopt.
+[[nodiscard]] std::optional<BucketId> bucket_from_key(std::string_view key);
+[[nodiscard]] inline const char* bucket_key(BucketId id) {
+  return bucket_info(id).key;
+}
 
 /// How a bucket's time is known.
 enum class BucketSource { kMeasured, kInferred, kResidual, kNone };
@@ -117,6 +142,17 @@ struct SeriesPoint {
   double mfu = kUnknown;
   bool stall = false;
   bool warmup = false;
+};
+
+/// What the analysis made of each record (Analysis::record_flags, one byte per record).
+enum RecordFlag : std::uint8_t {
+  kRecordLost = 1,          ///< redone after a restart (its work was thrown away)
+  kRecordWarmup = 2,        ///< before the step time settled
+  kRecordStall = 4,         ///< slower than median + 3 sigma of the steady part
+  kRecordSegmentStart = 8,  ///< first record after a restart (or of the run)
+  kRecordOutlier = 16,      ///< impossible (faster than the peak allows, or than 1/10 the median)
+  kRecordNoFlops = 32,      ///< model FLOPs unknown: out of MFU's numerator and denominator
+  kRecordUntimed = 64,      ///< no valid time
 };
 
 struct Analysis {
@@ -190,6 +226,18 @@ struct Analysis {
   std::optional<double> trace_executed_flops;
 
   [[nodiscard]] const Bucket* bucket(const std::string& name) const;
+  [[nodiscard]] const Bucket* bucket(BucketId id) const;
+
+  /// Where the wall time came from: "the log's timestamps" or "the record durations" (plus
+  /// events outside records), measured apart from the waterfall, which must add up to it.
+  std::string clock_source;
+  /// Wall time MFU is taken over: the wall time less the records whose FLOPs are unknown.
+  double mfu_time_s = 0;
+  /// One RecordFlag set per record of the run, in the run's order (renderers read it).
+  std::vector<std::uint8_t> record_flags;
+  std::size_t outlier_records = 0;  ///< left out as impossible
+  std::size_t flops_filled = 0;     ///< records whose FLOPs came from their configuration
+  std::size_t flops_left_out = 0;   ///< records without FLOPs, out of MFU
 
   // How per-iteration work is counted, for renderers that walk the run's records.
   double seq_len = kUnknown;
@@ -204,6 +252,11 @@ struct Analysis {
 /// mfu::Error when the run has no timed iteration at all.
 [[nodiscard]] Analysis analyze(const Run& run, const AnalyzeOptions& options,
                                const GpuDatabase& db = GpuDatabase::builtin());
+
+/// Checks that the buckets add up to the wall time measured apart from them (relative 1e-9) and
+/// that none is negative; throws mfu::InternalError (a bug in mfu) when not. analyze() calls it
+/// on every result.
+void verify_attribution(const Analysis& a);
 
 /// Model FLOPs of one iteration of `it` as the analysis counts them (NaN when unknown).
 [[nodiscard]] double iteration_model_flops(const Analysis& a, const Iteration& it);

@@ -40,4 +40,13 @@ class ImpossibleResult : public Error {
   using Error::Error;
 };
 
+/// A broken invariant inside mfu (the waterfall does not add up to the independently measured
+/// wall time, a negative part): a bug in mfu, never the user's mistake. The CLI reports it as
+/// such, with its own exit code.
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& message)
+      : std::logic_error("internal error: " + message) {}
+};
+
 }  // namespace mfu

@@ -5,28 +5,18 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mfu/error.hpp"
 #include "mfu/units.hpp"
 
 namespace mfu::detail {
 
-const char* bucket_label(const std::string& name) {
-  if (name == "compute") return "compute at peak";
-  if (name == "compute_inefficiency") return "compute below peak";
-  if (name == "comm") return "exposed communication";
-  if (name == "io") return "data / I/O wait";
-  if (name == "idle") return "idle, stalls and pipeline bubble";
-  if (name == "checkpoint") return "checkpointing";
-  if (name == "restart") return "restarts and recovery";
-  if (name == "startup") return "startup and warm-up";
-  if (name == "eval") return "evaluation";
-  if (name == "other") return "unattributed";
-  return "?";
-}
-
 void Waterfall::add(B b, double seconds, BucketSource src, std::string_view what) {
-  if (!(seconds > 0) || !std::isfinite(seconds)) return;
   const auto i = static_cast<std::size_t>(b);
+  if (!std::isfinite(seconds) || seconds < -1e-6)
+    throw InternalError(
+        fmt::format("the waterfall part '{}' of bucket {} is {} s", what, bucket_key(b), seconds));
   seconds_[i] += seconds;
+  if (!(seconds > 0)) return;
   auto& parts = parts_[i];
   auto it = std::find_if(parts.begin(), parts.end(), [&](const Part& p) { return p.what == what; });
   if (it == parts.end()) {
@@ -47,9 +37,10 @@ double Waterfall::total() const {
 std::vector<Bucket> Waterfall::buckets(double wall, double gpus) const {
   std::vector<Bucket> out;
   for (std::size_t i = 0; i < kBucketCount; ++i) {
+    const BucketInfo& info = bucket_info(static_cast<B>(i));
     Bucket b;
-    b.name = kBucketNames[i];
-    b.label = bucket_label(b.name);
+    b.name = info.key;
+    b.label = info.label;
     b.seconds = seconds_[i];
     b.fraction = wall > 0 ? b.seconds / wall : 0;
     b.gpu_hours = std::isfinite(gpus) ? b.seconds * gpus / 3600.0 : 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Accumulates wall time into the named buckets, each with how it is known.
+// Accumulates wall time into the buckets, each part remembering how it is known.
 
 #include <array>
 #include <string>
@@ -10,23 +10,13 @@
 
 namespace mfu::detail {
 
-enum class B : std::size_t {
-  kCompute,
-  kInefficiency,
-  kComm,
-  kIo,
-  kIdle,
-  kCheckpoint,
-  kRestart,
-  kStartup,
-  kEval,
-  kOther
-};
-inline constexpr std::size_t kBucketCount = 10;
+using B = BucketId;
 
 class Waterfall {
  public:
   /// Adds `seconds` to bucket `b`, known as `src`; `what` names the part for the detail line.
+  /// A negative or non-finite part is a bug in mfu (InternalError); rounding noise below a
+  /// microsecond is added to the total without a part, so the sum stays exact.
   void add(B b, double seconds, BucketSource src, std::string_view what);
   [[nodiscard]] double seconds(B b) const { return seconds_[static_cast<std::size_t>(b)]; }
   [[nodiscard]] double total() const;
@@ -40,10 +30,8 @@ class Waterfall {
     double seconds = 0;
     BucketSource source = BucketSource::kNone;
   };
-  // A bucket has a handful of parts: a linear search beats a map on every record.
+  // A bucket has a handful of parts: a linear search beats a map.
   std::array<std::vector<Part>, kBucketCount> parts_;
 };
-
-[[nodiscard]] const char* bucket_label(const std::string& name);
 
 }  // namespace mfu::detail

@@ -27,8 +27,7 @@ void render_analysis_csv(const Analysis& a, const Run& run, std::ostream& out) {
   out << '\n';
   for (std::size_t i = 0; i < run.iterations.size(); ++i) {
     const Iteration it = run.iterations[i];
-    const bool stall =
-        known(it.time_s) && known(a.stalls.threshold_s) && it.time_s > a.stalls.threshold_s;
+    const bool stall = i < a.record_flags.size() && (a.record_flags[i] & kRecordStall);
     out << fmt::format("{},{},{},{},{},{},{},{}", it.step, it.count, cell(it.time_s),
                        cell(iteration_mfu(a, it)), cell(iteration_tokens(a, it)),
                        cell(iteration_model_flops(a, it)), cell(it.loss), stall ? 1 : 0);

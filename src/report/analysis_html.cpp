@@ -13,16 +13,8 @@ namespace mfu::detail {
 namespace {
 
 const char* fill_of(const std::string& b) {
-  if (b == "compute") return "#2e9e44";
-  if (b == "compute_inefficiency") return "#e0b000";
-  if (b == "comm") return "#a040c0";
-  if (b == "io") return "#20a0c0";
-  if (b == "idle") return "#d04040";
-  if (b == "checkpoint") return "#4060d0";
-  if (b == "restart") return "#802020";
-  if (b == "startup") return "#808080";
-  if (b == "eval") return "#60a0ff";
-  return "#b0b0b0";
+  const auto id = bucket_from_key(b);
+  return id ? bucket_info(*id).colour : "#b0b0b0";
 }
 
 /// A line chart of one series over the steps. `value` picks the y value of a point.

@@ -71,7 +71,7 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
                        format_duration(b.seconds), dim, to_string(b.source), reset);
   }
   if (a.stalls.count > 0) {
-    out << fmt::format("\n{}stalls{}: {} records slower than {} (median + 3 MAD) cost {}", bold,
+    out << fmt::format("\n{}stalls{}: {} records slower than {} (median + 3 sigma, sigma = 1.4826 MAD) cost {}", bold,
                        reset, a.stalls.count, format_duration(a.stalls.threshold_s),
                        format_duration(a.stalls.excess_s));
     if (a.stalls.period_steps)

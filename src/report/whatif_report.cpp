@@ -6,7 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "analysis/waterfall.hpp"
+#include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
@@ -161,7 +161,9 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
   text_lines("changes", p.explanations, format, out);
 
   std::vector<Row> split{{"per step", "measured", "projected", ""}};
-  for (const char* b : kBucketNames) {
+  for (std::size_t id = 0; id < kBucketCount; ++id) {
+    const BucketInfo& info = bucket_info(static_cast<BucketId>(id));
+    const std::string b = info.key;
     auto get = [&](const std::map<std::string, double>& s) {
       auto it = s.find(b);
       return it == s.end() ? 0.0 : it->second;
@@ -169,7 +171,7 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
     const double x = get(m.step), y = get(q.step);
     if (x <= 0 && y <= 0) continue;
     split.push_back(
-        {detail::bucket_label(b), format_duration(x), format_duration(y), change(x, y)});
+        {info.label, format_duration(x), format_duration(y), change(x, y)});
   }
   print_table(split, format, out);
   text_lines("notes", p.notes, format, out);

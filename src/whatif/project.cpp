@@ -32,9 +32,7 @@ std::string label_of(const Analysis& a, const std::string& name) {
 }
 
 bool is_bucket(const std::string& name) {
-  for (const char* n : kBucketNames)
-    if (name == n) return true;
-  return false;
+  return bucket_from_key(name).has_value();
 }
 
 /// The working state: per-step and whole-run seconds by bucket.

@@ -1,0 +1,89 @@
+// Stage 9: the finished buckets (cost, energy, what removing each would add to MFU), the
+// fixes worth most, and the mean steady step split that mfu whatif scales.
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/stages.hpp"
+
+namespace mfu::detail {
+
+void fill_buckets_and_fixes(const AnalyzeOptions& opt, const Totals& t, Analysis& a) {
+  const double G = a.gpus;
+  a.buckets = t.waterfall.buckets(a.wall_time_s, G);
+  if (!a.mfu)
+    for (auto& b : a.buckets)
+      if (b.name == bucket_key(B::kCompute)) b.label = "compute (peak or FLOPs unknown)";
+  for (auto& b : a.buckets) {
+    if (opt.price_per_gpu_hour && known(G)) b.cost = b.gpu_hours * *opt.price_per_gpu_hour;
+    if (a.tdp_w && known(G)) b.energy_kwh = b.gpu_hours * *a.tdp_w / 1000.0;
+    if (a.mfu && b.name != bucket_key(B::kCompute) && b.seconds < a.mfu_time_s)
+      b.mfu_gain = *a.mfu * a.mfu_time_s / (a.mfu_time_s - b.seconds) - *a.mfu;
+  }
+  if (opt.price_per_gpu_hour && known(G)) a.total_cost = a.gpu_hours * *opt.price_per_gpu_hour;
+  if (a.tdp_w && known(G)) a.total_energy_kwh = a.gpu_hours * *a.tdp_w / 1000.0;
+  std::vector<const Bucket*> avoidable;
+  for (const auto& b : a.buckets)
+    if (b.name != bucket_key(B::kCompute) && b.seconds > 1e-6 * a.wall_time_s)
+      avoidable.push_back(&b);
+  std::sort(avoidable.begin(), avoidable.end(),
+            [](const Bucket* x, const Bucket* y) { return x->seconds > y->seconds; });
+  for (std::size_t i = 0; i < avoidable.size() && a.fixes.size() < 3; ++i) {
+    const Bucket* b = avoidable[i];
+    const auto id = bucket_from_key(b->name);
+    a.fixes.push_back(
+        Fix{b->name, b->label, b->seconds, b->mfu_gain, id ? bucket_info(*id).advice : ""});
+  }
+  // The mean steady step, stalls included: the same "steady" as analyze's steady MFU.
+  if (t.steady_weight > 0) {
+    a.steady_step_count = t.steady_weight;
+    for (std::size_t b = 0; b < kBucketCount; ++b)
+      if (t.steady_split[b] > 0)
+        a.steady_step_split_s[bucket_key(static_cast<B>(b))] = t.steady_split[b] / t.steady_weight;
+  }
+}
+
+void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const Steady& st,
+                 Totals& t, Analysis& a) {
+  (void)work;
+  a.stalls = std::move(t.stalls);
+  a.stalls.threshold_s = st.stall_threshold;
+  a.stalls.period_steps = st.period_steps;
+  a.stalls.period_cause = st.period_cause;
+  std::sort(a.stalls.worst.begin(), a.stalls.worst.end(),
+            [](const Stall& x, const Stall& y) { return x.excess_s > y.excess_s; });
+  if (a.stalls.worst.size() > 10) a.stalls.worst.resize(10);
+  a.restarts = st.restarts;
+  a.steps_lost = st.steps_lost;
+  a.outlier_records = st.outliers;
+  a.step_time = st.step_time;
+  a.record_flags = rec.flags;
+  const std::size_t n = rec.time.size();
+  constexpr std::uint8_t kNotSteady = kRecordLost | kRecordOutlier | kRecordWarmup;
+  {
+    std::vector<double> steady;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isnan(rec.time[i]) && !(rec.flags[i] & kNotSteady)) steady.push_back(rec.time[i]);
+    const std::size_t stride = std::max<std::size_t>(1, (steady.size() + 4999) / 5000);
+    for (std::size_t i = 0; i < steady.size(); i += stride)
+      a.steady_step_times_s.push_back(steady[i]);
+  }
+  // Series for charts: at most ~2000 points, keeping each block's slowest record.
+  const std::size_t stride = std::max<std::size_t>(1, (n + 1999) / 2000);
+  for (std::size_t b0 = 0; b0 < n; b0 += stride) {
+    std::size_t pick = b0;
+    for (std::size_t j = b0; j < std::min(n, b0 + stride); ++j)
+      if (!std::isnan(rec.time[j]) && (std::isnan(rec.time[pick]) || rec.time[j] > rec.time[pick]))
+        pick = j;
+    if (std::isnan(rec.time[pick])) continue;
+    const Iteration it = validated(run.iterations[pick]);
+    SeriesPoint p;
+    p.step = it.step;
+    p.time_s = rec.time[pick];
+    p.mfu = iteration_mfu(a, it);
+    p.stall = rec.flags[pick] & kRecordStall;
+    p.warmup = rec.flags[pick] & kRecordWarmup;
+    a.series.push_back(p);
+  }
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,182 @@
+// Stage 4: the wall time, measured apart from the attribution. The log's clock is used when
+// every timed record has a timestamp and the clock agrees with the printed step times after
+// corrections for daylight-saving jumps and year-less timestamps that roll over; otherwise the
+// record durations are (and the report says why).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/stages.hpp"
+#include "mfu/units.hpp"
+
+namespace mfu::detail {
+namespace {
+
+constexpr double kHour = 3600.0, kDay = 86400.0;
+/// A clock that advances this much slower than the step times contradicts them.
+constexpr double kSlowClockTolerance = 0.03;
+
+struct Shift {
+  double seconds = 0;
+  const char* why = "";
+};
+
+/// The correction that makes a jump of `delta` between two records consistent with the
+/// second record's duration `expected` (NaN after a restart: any downtime >= 0 is possible).
+Shift detect_shift(double delta, double expected, double resolution) {
+  if (known(expected)) {
+    const double r = delta - expected;
+    const double tol = std::max({60.0, 0.05 * expected, 2 * resolution});
+    if (std::fabs(r - kHour) <= tol) return {-kHour, "a daylight-saving change (clock +1 h)"};
+    if (std::fabs(r + kHour) <= tol) return {kHour, "a daylight-saving change (clock -1 h)"};
+    for (double y : {365 * kDay, 366 * kDay})
+      if (std::fabs(r + y) <= kDay) return {y, "a year-less timestamp rolling over New Year"};
+    return {};
+  }
+  if (delta >= 0) return {};
+  if (delta + kHour >= 0) return {kHour, "a daylight-saving change (clock -1 h)"};
+  for (double y : {365 * kDay, 366 * kDay})
+    if (delta + y >= 0 && delta + y <= kDay)
+      return {y, "a year-less timestamp rolling over New Year"};
+  return {};
+}
+
+bool whole_seconds(const Run& run, const std::vector<std::size_t>& timed) {
+  for (std::size_t i : timed) {
+    const double ts = run.iterations[i].timestamp_s;
+    if (ts != std::floor(ts)) return false;
+  }
+  return true;
+}
+
+/// Corrected timestamps of the timed records; false when the clock cannot be used.
+bool correct_timestamps(const Run& run, const Records& rec, const std::vector<std::size_t>& timed,
+                        Clock& c, std::vector<double>& ts, bool& moved_back) {
+  double off = 0, clock_span = 0, durations = 0;
+  for (std::size_t k = 0; k < timed.size(); ++k) {
+    const std::size_t i = timed[k];
+    // Relative to the first record: differences of nearby doubles are exact, so the spans
+    // and gaps telescope to end - start without the rounding of Unix-epoch magnitudes.
+    double cur = (run.iterations[i].timestamp_s - c.base) + off;
+    if (k > 0) {
+      const bool restart = (rec.flags[i] & kRecordSegmentStart) != 0;
+      const double d = rec.time[i] * rec.count[i];
+      const Shift s = detect_shift(cur - ts[k - 1], restart ? kUnknown : d, c.resolution);
+      if (s.seconds != 0) {
+        off += s.seconds;
+        cur += s.seconds;
+        moved_back = moved_back || s.seconds > 0;
+        c.warnings.push_back(
+            fmt::format("{}: the clock jumps by {} before this step: read as {} "
+                        "and corrected",
+                        record_location(run, i), format_duration(-s.seconds), s.why));
+      }
+      const double delta = cur - ts[k - 1];
+      if (delta < -std::max(60.0, 2 * c.resolution)) {
+        c.warnings.push_back(
+            fmt::format("{}: the log's clock goes back {} with no restart: its "
+                        "timestamps are not used; the wall time is the sum of "
+                        "the record durations",
+                        record_location(run, i), format_duration(-delta)));
+        return false;
+      }
+      if (!restart) {
+        clock_span += delta;
+        durations += d;
+      }
+    }
+    ts.push_back(cur);
+  }
+  if (durations > 0 && clock_span < (1 - kSlowClockTolerance) * durations - 2 * c.resolution) {
+    c.warnings.push_back(fmt::format(
+        "the log's timestamps advance {} while its records say {} ({} slower): the clocks "
+        "disagree, so the wall time is the sum of the record durations",
+        format_duration(clock_span), format_duration(durations),
+        format_percent(1 - clock_span / durations)));
+    return false;
+  }
+  return true;
+}
+
+/// Lays the records on the corrected clock: spans, gaps and the tail add up to end - start.
+void lay_out(const Records& rec, const std::vector<std::size_t>& timed,
+             const std::vector<double>& ts, Clock& c) {
+  const std::size_t n = rec.time.size();
+  c.span.assign(n, kUnknown);
+  c.gap.assign(n, kUnknown);
+  double carry = 0;  // clock minus record time not yet placed (second-resolution rounding)
+  for (std::size_t k = 0; k < timed.size(); ++k) {
+    const std::size_t i = timed[k];
+    const double d = rec.time[i] * rec.count[i];
+    if (k == 0) {
+      c.gap[i] = ts[0] - d - c.start;
+      c.span[i] = d;
+      continue;
+    }
+    const bool restart = (rec.flags[i] & kRecordSegmentStart) != 0;
+    const double res = restart ? 0.0 : c.resolution;
+    const double x = carry + (ts[k] - ts[k - 1]) - d;
+    double squeeze = 0;
+    c.gap[i] = 0;
+    if (x > res) {
+      c.gap[i] = x;
+      carry = 0;
+    } else if (x >= -res) {
+      carry = x;
+    } else {
+      squeeze = std::min(-x - res, d);
+      carry = x + squeeze;
+    }
+    c.span[i] = d - squeeze;
+  }
+  // What is still carried belongs to the tail; a deficit comes out of the last records.
+  double tail = c.end - ts.back() + carry;
+  for (std::size_t k = timed.size(); k-- > 0 && tail < 0;) {
+    const std::size_t i = timed[k];
+    for (double* part : {&c.span[i], &c.gap[i]}) {
+      const double take = std::min(*part, -tail);
+      *part -= take;
+      tail += take;
+    }
+  }
+  c.tail = std::max(0.0, tail);
+}
+
+}  // namespace
+
+Clock plan_clock(const Run& run, const Records& rec) {
+  Clock c;
+  c.source = "the record durations";
+  std::vector<std::size_t> timed;
+  bool all_stamped = known(run.first_timestamp_s) && known(run.last_timestamp_s);
+  for (std::size_t i = 0; i < rec.time.size() && all_stamped; ++i) {
+    if (std::isnan(rec.time[i])) continue;
+    timed.push_back(i);
+    all_stamped = std::isfinite(run.iterations[i].timestamp_s);
+  }
+  if (!all_stamped || timed.empty()) return c;
+  c.resolution = whole_seconds(run, timed) ? 1.0 : 0.0;
+  c.base = run.iterations[timed.front()].timestamp_s;
+  std::vector<double> ts;
+  bool moved_back = false;
+  if (!correct_timestamps(run, rec, timed, c, ts, moved_back)) return c;
+  const std::size_t first = timed.front(), last = timed.back();
+  const double first_start = ts.front() - rec.time[first] * rec.count[first];
+  const double raw_last = run.iterations[last].timestamp_s;
+  // A correction that moved the clock back makes the log's earliest and latest timestamps
+  // ambiguous: the wall clock then starts with the first step and ends with the last.
+  c.start = moved_back ? first_start : std::min(run.first_timestamp_s - c.base, first_start);
+  c.end = ts.back();
+  if (!moved_back && run.last_timestamp_s > raw_last) c.end += run.last_timestamp_s - raw_last;
+  if (moved_back)
+    c.warnings.push_back(
+        "after the clock correction, the wall time runs from the first step to the last "
+        "(set-up before and teardown after them are not measured)");
+  c.use = true;
+  c.source = "the log's timestamps";
+  lay_out(rec, timed, ts, c);
+  return c;
+}
+
+}  // namespace mfu::detail

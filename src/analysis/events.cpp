@@ -1,0 +1,144 @@
+// Stage 5: events (checkpoints, evaluations, set-up) and records share seconds once. An
+// event's duration first fills the clock gap it falls in (timeline), then the excess of the
+// slow record it sits in (the record at its step, or the next one), and only the rest lies
+// outside records (no timeline) or is more than the clock allows (warned).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/stages.hpp"
+#include "mfu/units.hpp"
+
+namespace mfu::detail {
+namespace {
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+B bucket_of(EventKind k, bool before_first_record) {
+  switch (k) {
+    case EventKind::kCheckpointSave: return B::kCheckpoint;
+    case EventKind::kCheckpointLoad: return before_first_record ? B::kStartup : B::kRestart;
+    case EventKind::kEval: return B::kEval;
+    case EventKind::kStartup: return B::kStartup;
+    case EventKind::kRestart: return B::kRestart;
+    case EventKind::kStall: return B::kIdle;
+    case EventKind::kOther: return B::kOther;
+  }
+  return B::kOther;
+}
+
+bool before(std::uint16_t f1, std::uint32_t l1, std::uint16_t f2, std::uint32_t l2) {
+  return f1 != f2 ? f1 < f2 : l1 < l2;
+}
+
+/// Timed records in line order (the table's order unless pieces were merged out of it).
+std::vector<std::size_t> timed_in_line_order(const Run& run, const Records& rec) {
+  std::vector<std::size_t> idx;
+  std::vector<std::pair<std::uint16_t, std::uint32_t>> pos;
+  for (std::size_t i = 0; i < rec.time.size(); ++i) {
+    if (std::isnan(rec.time[i])) continue;
+    idx.push_back(i);
+    const Iteration it = run.iterations[i];
+    pos.emplace_back(it.file, it.line);
+  }
+  if (!std::is_sorted(pos.begin(), pos.end())) {
+    std::vector<std::size_t> order(idx.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return pos[a] < pos[b]; });
+    std::vector<std::size_t> sorted;
+    for (std::size_t k : order) sorted.push_back(idx[k]);
+    idx = std::move(sorted);
+  }
+  return idx;
+}
+
+bool covers(const Run& run, const Records& rec, std::size_t i, std::int64_t step) {
+  const std::int64_t last = run.iterations.step(i);
+  return step <= last && step > last - static_cast<std::int64_t>(rec.count[i]);
+}
+
+/// The record an event sits in: the one printed just before or after it whose steps include
+/// the event's step. (Frameworks that stop their step timer around a save or an evaluation,
+/// like Megatron-LM's interval timer, print the event at a step the next record does not
+/// cover, so its seconds stay outside.)
+std::size_t host_of(const Run& run, const Records& rec, const Event& e, std::size_t prev,
+                    std::size_t next) {
+  if (e.step < 0) return kNone;
+  auto usable = [&](std::size_t i) { return i != kNone && !(rec.flags[i] & kRecordLost); };
+  if (usable(prev) && covers(run, rec, prev, e.step)) return prev;
+  if (usable(next) && covers(run, rec, next, e.step)) return next;
+  return kNone;
+}
+
+double event_duration(const Event& e) {
+  return std::isfinite(e.duration_s) && e.duration_s >= 0 ? e.duration_s : kUnknown;
+}
+
+}  // namespace
+
+EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, const Clock& clock) {
+  EventPlan plan;
+  std::vector<const Event*> events;
+  for (const auto& e : run.events)
+    if (e.kind != EventKind::kRestart) events.push_back(&e);
+  std::stable_sort(events.begin(), events.end(), [](const Event* x, const Event* y) {
+    return before(x->file, x->line, y->file, y->line);
+  });
+  const std::vector<std::size_t> order = timed_in_line_order(run, rec);
+  const std::size_t n = rec.time.size();
+  std::vector<double> gap_left = clock.use ? clock.gap : std::vector<double>{};
+  double tail_left = clock.tail;
+  std::map<std::size_t, double> excess_used;
+  auto excess_left = [&](std::size_t i) {
+    const double span = clock.use ? clock.span[i] : rec.time[i] * rec.count[i];
+    const double pace = known(st.median) ? st.median * rec.count[i] : span;
+    return std::max(0.0, span - pace - excess_used[i]);
+  };
+  double dropped = 0;
+  std::size_t k = 0;  // position in `order`: the first timed record after the event
+  for (const Event* e : events) {
+    while (k < order.size()) {
+      const Iteration it = run.iterations[order[k]];
+      if (before(e->file, e->line, it.file, it.line)) break;
+      ++k;
+    }
+    PlacedEvent p;
+    p.event = e;
+    p.before_record = k < order.size() ? order[k] : n;
+    p.bucket = bucket_of(e->kind, k == 0);
+    double d = event_duration(*e);
+    if (known(d) && clock.use) {
+      double& left = p.before_record < n ? gap_left[p.before_record] : tail_left;
+      p.in_gap = std::min(d, std::max(0.0, left));
+      left -= p.in_gap;
+      d -= p.in_gap;
+    }
+    if (known(d) && d > 0) {
+      p.host =
+          host_of(run, rec, *e, k > 0 ? order[k - 1] : kNone, k < order.size() ? order[k] : kNone);
+      if (p.host != kNone) {
+        p.hosted = std::min(d, excess_left(p.host));
+        excess_used[p.host] += p.hosted;
+        plan.hosted[p.host][static_cast<std::size_t>(p.bucket)] += p.hosted;
+        d -= p.hosted;
+      }
+      if (clock.use) {
+        dropped += d;
+      } else {
+        p.outside = d;
+        plan.outside_total += d;
+      }
+    }
+    plan.events.push_back(p);
+  }
+  if (dropped > 1e-6)
+    plan.warnings.push_back(fmt::format(
+        "events claim {} more than the log's clock leaves between and inside steps: that much "
+        "of their durations is not counted",
+        format_duration(dropped)));
+  return plan;
+}
+
+}  // namespace mfu::detail

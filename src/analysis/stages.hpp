@@ -1,0 +1,252 @@
+#pragma once
+// The stages of mfu::analyze, each a function over plain values (DESIGN.md, "Data flow"):
+//
+//   resolve -> records (validation) -> work (FLOPs per record) -> steady (restarts, outliers,
+//   warm-up, stalls) -> clock (the independent wall time) -> events (shared with records once)
+//   -> attribute (one decomposition per record, gaps) -> headline -> advice and series
+//
+// Every stage reads the run and the outputs of the stages before it and returns a value; none
+// of them writes to another's output.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/resolve.hpp"
+#include "analysis/stats.hpp"
+#include "analysis/waterfall.hpp"
+#include "mfu/analysis.hpp"
+
+namespace mfu::detail {
+
+// ---- records.cpp: field validation -------------------------------------------------------
+
+/// `it` with every field that cannot be a measurement made unknown: non-positive or
+/// non-finite times, FLOPs, tokens and samples; negative or non-finite timers (a `-1` written
+/// for "not measured"). `invalid` (when given) receives the names of the fields dropped.
+[[nodiscard]] Iteration validated(const Iteration& it, std::vector<const char*>* invalid = nullptr);
+
+/// Per-record values every later stage needs, indexed like run.iterations.
+struct Records {
+  std::vector<double> time;           ///< per-iteration seconds; NaN when untimed or outlier
+  std::vector<std::uint32_t> count;   ///< iterations the record covers
+  std::vector<std::uint8_t> flags;    ///< RecordFlag bits
+  std::size_t timed = 0;              ///< records with a valid time
+  std::vector<std::string> warnings;  ///< invalid fields, with file:line (capped)
+};
+
+/// "file:line" of record i, for messages.
+[[nodiscard]] std::string record_location(const Run& run, std::size_t i);
+
+/// Reads times and counts, marks segment starts (a step going back), and reports invalid
+/// fields of records and events.
+[[nodiscard]] Records read_records(const Run& run);
+
+// ---- work.cpp: model FLOPs per record ----------------------------------------------------
+
+/// How the model FLOPs of a record are known.
+enum class WorkSource { kNone, kLog, kModel, kFlag, kFramework, kFrameworkTotal };
+
+struct WorkPlan {
+  WorkSource source = WorkSource::kNone;
+  double fpt_model = kUnknown;     ///< model FLOPs per token (kModel)
+  double fpt_hardware = kUnknown;  ///< with recomputation
+  double seq_len = kUnknown;
+  double tokens_default = kUnknown;
+  double flops_default = kUnknown;  ///< per iteration (kFlag, kFrameworkTotal)
+  double gpus = kUnknown;
+  /// Tokens per iteration -> model FLOPs per iteration of the records that print both: what a
+  /// record missing its FLOPs gets when its tokens match (the same configuration).
+  std::map<double, double> flops_by_tokens;
+
+  [[nodiscard]] double tokens(const Iteration& it) const;
+  /// Model FLOPs of one iteration of the validated record `it` with time `t` (NaN unknown);
+  /// `filled` is set when they came from the record's configuration.
+  [[nodiscard]] double flops(const Iteration& it, double t, bool* filled = nullptr) const;
+  [[nodiscard]] const char* source_name() const;
+};
+
+/// Chooses where model FLOPs come from; unknowns and warnings are appended to `a`.
+[[nodiscard]] WorkPlan plan_work(const Run& run, const Resolved& r, const Records& rec,
+                                 Analysis& a);
+
+// ---- steady.cpp: restarts, outliers, warm-up and stalls ----------------------------------
+
+/// sigma = 1.4826 x MAD, the consistent estimator of the standard deviation for normal data
+/// (Rousseeuw & Croux 1993; Leys et al. 2013 recommend median +- 3 sigma for outliers).
+inline constexpr double kMadToSigma = 1.4826;
+inline constexpr double kSigmas = 3.0;
+
+struct Steady {
+  double median = kUnknown;  ///< steady step time (per iteration)
+  double sigma = kUnknown;   ///< 1.4826 x MAD of the steady records
+  Distribution step_time;
+  double stall_threshold = kUnknown;
+  std::array<double, kPhaseCount> timer_median{};  ///< per iteration over steady records
+  std::optional<std::int64_t> period_steps;
+  std::string period_cause;
+  std::size_t restarts = 0;
+  std::int64_t steps_lost = 0;
+  std::size_t outliers = 0;
+  std::size_t steady_records = 0;
+  std::vector<std::string> warnings;
+};
+
+/// Marks lost records (restarts), impossible records (outliers: left out), warm-up, and
+/// stalls in `rec.flags`. Throws ImpossibleResult when most steady records are impossible.
+[[nodiscard]] Steady find_steady(const Run& run, const Resolved& r, const WorkPlan& work,
+                                 const AnalyzeOptions& opt, Records& rec, const Analysis& a);
+
+/// Warm-up of one segment of step times (NaN entries skipped): the number of leading
+/// entries before the series settles within `tol` of `level`. At most half the entries.
+[[nodiscard]] std::size_t settle_index(const std::vector<double>& times, double level, double tol);
+
+// ---- clock.cpp: the independent wall time ------------------------------------------------
+
+struct Clock {
+  bool use = false;  ///< the timeline comes from the log's timestamps
+  double base = 0;   ///< Unix time of the first timed record; start and end are relative to it
+  double start = kUnknown, end = kUnknown;
+  double resolution = 0;  ///< 1 s when every timestamp is a whole second
+  /// Per record (when `use`): seconds it occupies, and the clock gap before it (NaN for
+  /// records that are untimed or left out). Their sum plus `tail` is end - start exactly.
+  std::vector<double> span, gap;
+  double tail = 0;  ///< after the last record
+  std::string source;
+  std::vector<std::string> warnings;
+};
+
+/// Checks the log's clock (daylight-saving jumps, year roll-over of year-less timestamps,
+/// clocks that advance slower than the step times) and lays the records on it, or says why
+/// the record durations are used instead.
+[[nodiscard]] Clock plan_clock(const Run& run, const Records& rec);
+
+// ---- events.cpp: events and records share seconds once -----------------------------------
+
+struct PlacedEvent {
+  const Event* event = nullptr;
+  B bucket = B::kOther;
+  double in_gap = 0;   ///< seconds in the clock gap it falls in (timeline only)
+  double hosted = 0;   ///< seconds inside the excess of record `host`
+  double outside = 0;  ///< seconds added outside records (no timeline)
+  std::size_t host = static_cast<std::size_t>(-1);
+  std::size_t before_record = 0;  ///< index of the first record after it (n: after all)
+};
+
+struct EventPlan {
+  std::vector<PlacedEvent> events;  ///< in line order (restart markers left out)
+  /// Per record with hosted events: seconds by bucket.
+  std::map<std::size_t, std::array<double, kBucketCount>> hosted;
+  double outside_total = 0;
+  std::vector<std::string> warnings;
+};
+
+[[nodiscard]] EventPlan plan_events(const Run& run, const Records& rec, const Steady& st,
+                                    const Clock& clock);
+
+// ---- decompose.cpp: one record --------------------------------------------------------
+
+/// What the excess of a slow record is, when no timer explains it.
+enum class ExcessKind : std::uint8_t { kNone, kWarmup, kStallIdle, kStallCheckpoint, kStallEval };
+
+/// The parts a record's seconds are split into; each belongs to one bucket.
+enum class Part : std::uint8_t {
+  kIdleTimer,
+  kCommTimer,
+  kDataTimer,
+  kOptimizerTimer,
+  kGenerateTimer,
+  kOtherTimer,
+  kHosted,  ///< placeholder: hosted event seconds are kept by bucket (see RecordSplit)
+  kBubble,
+  kCompute,
+  kComputeTimedNoPeak,
+  kInefficiency,
+  kResidualTimed,
+  kResidualUntimed,
+  kResidualNoPeak,
+  kWarmupExcess,
+  kStallIdle,
+  kStallCheckpoint,
+  kStallEval,
+  kLost,
+};
+inline constexpr std::size_t kPartCount = 19;
+
+struct PartInfo {
+  B bucket;
+  BucketSource source;
+  const char* what;
+};
+[[nodiscard]] const PartInfo& part_info(Part p);
+
+struct RecordInput {
+  double span = 0;                           ///< seconds the record occupies (whole record)
+  double count = 1;                          ///< iterations
+  std::array<double, kPhaseCount> timers{};  ///< per iteration, NaN unknown (validated)
+  double ideal = kUnknown;                   ///< compute at peak, whole record
+  double bubble_fraction = 0;                ///< (p-1)/(m+p-1), 0 without a pipeline
+  double excess = 0;                         ///< seconds above the steady pace, whole record
+  ExcessKind excess_kind = ExcessKind::kNone;
+  const std::array<double, kPhaseCount>* timer_median = nullptr;  ///< steady, per iteration
+  const std::array<double, kBucketCount>* hosted = nullptr;       ///< event seconds inside
+};
+
+struct RecordSplit {
+  std::array<double, kPartCount> part{};
+  std::array<double, kBucketCount> hosted{};  ///< hosted event seconds that fit, by bucket
+  double ideal_kept = kUnknown;               ///< the compute at peak that fit in the span
+  double timers_over = 0;       ///< timer seconds beyond the span (less the ideal): warned
+  double excess_explained = 0;  ///< by timers that grew or events inside
+  double excess_moved = 0;      ///< unexplained excess moved out of the residual
+  std::array<double, kBucketCount> excess_by_bucket{};
+};
+
+/// Splits one record: its timers first (capped by the span less the compute at peak, never
+/// rescaled), events inside it, compute at peak, compute below peak, the pipeline bubble, and
+/// the residual; the excess of a slow record no timer explains moves from the residual to the
+/// bucket of its kind. The parts add up to `span` exactly.
+[[nodiscard]] RecordSplit decompose(const RecordInput& in);
+
+// ---- attribute.cpp: the walk over records and gaps ---------------------------------------
+
+struct Totals {
+  Waterfall waterfall;
+  std::array<double, kBucketCount> steady_split{};  ///< steady records, seconds
+  std::array<double, kBucketCount> stall_excess{};  ///< steady stalls' excess, by bucket
+  double steady_weight = 0;                         ///< iterations of steady records
+  double flops_kept = 0, flops_hardware = 0, flops_steady = 0;
+  double time_steady = 0, time_no_flops = 0, time_steady_no_flops = 0;
+  double tokens_all = 0, tokens_steady = 0, productive = 0;
+  double reported_sum = 0, reported_time = 0, recomputed_sum = 0;
+  std::uint64_t iterations_total = 0, iterations_steady = 0, iterations_warm = 0;
+  double warm_time = 0;
+  std::size_t capped = 0, flops_filled = 0, flops_left_out = 0, timers_over = 0;
+  StallReport stalls;
+  std::vector<detail::WeightedF> mfu_per_iteration;
+};
+
+[[nodiscard]] Totals attribute(const Run& run, const Resolved& r, const WorkPlan& work,
+                               Records& rec, const Steady& st, const Clock& clock,
+                               const EventPlan& ev);
+
+/// The wall time measured apart from the attribution: the clock span when the timeline is
+/// used, else the record durations plus the event seconds outside records.
+[[nodiscard]] double independent_wall_time(const Records& rec, const Clock& clock,
+                                           const EventPlan& ev);
+
+// ---- headline.cpp and advice.cpp --------------------------------------------------------
+
+/// Totals and headline numbers (MFU, HFU, throughput, goodput, the framework's count) into
+/// `a`; throws ImpossibleResult when MFU would exceed 100%.
+void fill_headline(const Resolved& r, const WorkPlan& work, const Totals& t, Analysis& a);
+/// Buckets with cost and energy, the fixes worth most, the steady split for whatif.
+void fill_buckets_and_fixes(const AnalyzeOptions& opt, const Totals& t, Analysis& a);
+/// Stall report, series for charts, the steady step-time sample, per-record flags.
+void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const Steady& st,
+                 Totals& t, Analysis& a);
+
+}  // namespace mfu::detail

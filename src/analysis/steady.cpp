@@ -1,0 +1,213 @@
+// Stage 3: which records describe the steady state. Restarts throw work away; impossible
+// records are left out; warm-up ends where the step time settles; stalls are steady records
+// above median + 3 sigma (sigma = 1.4826 MAD).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/stages.hpp"
+#include "mfu/error.hpp"
+#include "mfu/units.hpp"
+#include "text.hpp"
+
+namespace mfu::detail {
+namespace {
+
+constexpr std::uint8_t kLeftOut = kRecordLost | kRecordOutlier;
+
+/// A record more than this many times faster than the median cannot be a step (asynchronous
+/// dispatch timing, a unit error): it is left out.
+constexpr double kFasterThanMedian = 10.0;
+
+/// Iterations after the restored step were thrown away: a step going back restarts a segment.
+void mark_restarts(const Run& run, Records& rec, Steady& st) {
+  const IterationTable& T = run.iterations;
+  for (std::size_t i = 1; i < rec.flags.size(); ++i) {
+    if (!(rec.flags[i] & kRecordSegmentStart)) continue;
+    const std::int64_t restored = T.step(i) - static_cast<std::int64_t>(rec.count[i]);
+    for (std::size_t j = i; j-- > 0;) {
+      if (T.step(j) <= restored) break;
+      rec.flags[j] |= kRecordLost;
+      st.steps_lost += rec.count[j];
+      if (rec.flags[j] & kRecordSegmentStart) break;
+    }
+    ++st.restarts;
+  }
+}
+
+/// Median and sigma of the timed records without any of the `skip` flags.
+std::pair<double, double> level_of(const Records& rec, std::uint8_t skip) {
+  std::vector<Weighted> w;
+  for (std::size_t i = 0; i < rec.time.size(); ++i)
+    if (!std::isnan(rec.time[i]) && !(rec.flags[i] & skip))
+      w.push_back({rec.time[i], static_cast<double>(rec.count[i])});
+  const Distribution d = distribution(std::move(w), false);
+  return {d.median, kMadToSigma * d.mad};
+}
+
+std::string inputs_list(const Analysis& a) {
+  std::string s;
+  for (const auto& u : a.used) s += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
+  return s;
+}
+
+void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, Records& rec,
+                   Steady& st, const Analysis& a) {
+  const double median = level_of(rec, kLeftOut).first;
+  const bool can_ideal = known(r.peak) && known(r.gpus) && work.source != WorkSource::kNone;
+  std::size_t above_peak = 0, too_fast = 0, candidates = 0;
+  std::string first_lines;
+  for (std::size_t i = 0; i < rec.time.size(); ++i) {
+    const double t = rec.time[i];
+    if (std::isnan(t) || (rec.flags[i] & kRecordLost)) continue;
+    ++candidates;
+    bool bad = known(median) && t * kFasterThanMedian < median;
+    if (bad) ++too_fast;
+    if (!bad && can_ideal) {
+      const Iteration it = validated(run.iterations[i]);
+      const double f = work.flops(it, t);
+      bad = known(f) && f / (r.peak * r.gpus) > t * (1 + 1e-9);
+      if (bad) ++above_peak;
+    }
+    if (!bad) continue;
+    rec.flags[i] |= kRecordOutlier;
+    rec.time[i] = kUnknown;
+    if (++st.outliers <= 5) first_lines.append(1, ' ').append(record_location(run, i));
+  }
+  // The rule: a run is refused when more than half of its records are impossible; fewer are
+  // outliers, left out with a warning.
+  if (2 * above_peak > candidates)
+    throw ImpossibleResult(
+        fmt::format("{} of {} records would run above 100% of the peak (MFU above 100% is "
+                    "impossible); inputs: {}",
+                    above_peak, candidates, inputs_list(a)),
+        "check the GPU count (all GPUs of the job), the accelerator or its dense peak per GPU, "
+        "and the model or the tokens per step");
+  if (st.outliers > 0)
+    st.warnings.push_back(fmt::format(
+        "{} records left out as impossible ({} faster than the peak allows, {} over {}x faster "
+        "than the median step {}):{}",
+        st.outliers, above_peak, too_fast, kFasterThanMedian, format_duration(median),
+        first_lines));
+}
+
+void mark_warmup(const Run& run, const AnalyzeOptions& opt, Records& rec, double level,
+                 double sigma) {
+  const IterationTable& T = run.iterations;
+  const std::size_t n = rec.flags.size();
+  const double tol = std::max(kSigmas * sigma, 0.10 * level);
+  for (std::size_t s = 0; s < n;) {
+    std::size_t e = s + 1;
+    while (e < n && !(rec.flags[e] & kRecordSegmentStart)) ++e;
+    if (opt.warmup) {
+      const std::int64_t first = T.step(s) - static_cast<std::int64_t>(rec.count[s]);
+      for (std::size_t j = s; j < e && T.step(j) - first <= *opt.warmup; ++j)
+        rec.flags[j] |= kRecordWarmup;
+    } else {
+      std::vector<double> times(rec.time.begin() + static_cast<std::ptrdiff_t>(s),
+                                rec.time.begin() + static_cast<std::ptrdiff_t>(e));
+      for (std::size_t j = s; j < e; ++j)
+        if (rec.flags[j] & kLeftOut) times[j - s] = kUnknown;
+      std::size_t k = known(level) ? settle_index(times, level, tol) : 0;
+      for (std::size_t j = s; j < e && k > 0; ++j) {
+        if (std::isnan(times[j - s])) continue;
+        rec.flags[j] |= kRecordWarmup;
+        --k;
+      }
+    }
+    s = e;
+  }
+}
+
+/// Do the stalls recur every N steps, and is N the save or evaluation interval?
+void find_period(const Run& run, const std::vector<std::int64_t>& stall_steps, Steady& st) {
+  if (stall_steps.size() < 3) return;
+  std::map<std::int64_t, int> diffs;
+  for (std::size_t i = 1; i < stall_steps.size(); ++i) ++diffs[stall_steps[i] - stall_steps[i - 1]];
+  auto best = std::max_element(diffs.begin(), diffs.end(),
+                               [](auto& x, auto& y) { return x.second < y.second; });
+  if (best->first <= 1 || best->second < 2 ||
+      best->second < static_cast<int>(0.6 * static_cast<double>(stall_steps.size() - 1)))
+    return;
+  st.period_steps = best->first;
+  for (const char* key : {"save_interval", "eval_interval", "log_interval"}) {
+    // The stalls' period is this interval exactly (a multiple would not explain the others).
+    if (auto v = run.meta.number(key); v && as_count(*v) == best->first) {
+      st.period_cause = fmt::format("{} {}", key, best->first);
+      return;
+    }
+  }
+}
+
+void steady_distribution(Records& rec, Steady& st) {
+  std::vector<Weighted> w;
+  for (std::uint8_t skip : {static_cast<std::uint8_t>(kLeftOut | kRecordWarmup), kLeftOut}) {
+    for (std::size_t i = 0; i < rec.time.size(); ++i)
+      if (!std::isnan(rec.time[i]) && !(rec.flags[i] & skip))
+        w.push_back({rec.time[i], static_cast<double>(rec.count[i])});
+    if (!w.empty()) break;  // everything is warm-up: use it all
+  }
+  st.steady_records = w.size();
+  st.step_time = distribution(std::move(w));
+  st.median = st.step_time.median;
+  st.sigma = kMadToSigma * st.step_time.mad;
+  // A floor of 1% of the median: step times printed to a few digits have no finer resolution.
+  st.stall_threshold = st.median + std::max(kSigmas * st.sigma, 0.01 * st.median);
+}
+
+void timer_medians(const Run& run, const Records& rec, Steady& st) {
+  std::array<std::vector<Weighted>, kPhaseCount> v;
+  for (std::size_t i = 0; i < rec.time.size(); ++i) {
+    if (std::isnan(rec.time[i]) || (rec.flags[i] & (kLeftOut | kRecordWarmup | kRecordStall)))
+      continue;
+    const Iteration it = validated(run.iterations[i]);
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      if (known(it.phase[p])) v[p].push_back({it.phase[p], static_cast<double>(rec.count[i])});
+  }
+  for (std::size_t p = 0; p < kPhaseCount; ++p)
+    st.timer_median[p] = v[p].empty() ? 0.0 : weighted_quantile(v[p], 0.5);
+}
+
+}  // namespace
+
+std::size_t settle_index(const std::vector<double>& times, double level, double tol) {
+  std::vector<double> v;
+  for (double t : times)
+    if (!std::isnan(t)) v.push_back(t);
+  const std::size_t max_k = v.size() / 2;
+  auto near = [&](double t) { return std::fabs(t - level) <= tol; };
+  for (std::size_t k = 0; k < max_k; ++k) {
+    if (!near(v[k])) continue;
+    // Settled: this record and the median of the next few are at the steady pace.
+    const std::size_t w = std::min<std::size_t>(5, v.size() - k);
+    std::vector<double> win(v.begin() + static_cast<std::ptrdiff_t>(k),
+                            v.begin() + static_cast<std::ptrdiff_t>(k + w));
+    std::nth_element(win.begin(), win.begin() + static_cast<std::ptrdiff_t>(w / 2), win.end());
+    if (near(win[w / 2])) return k;
+  }
+  return max_k;
+}
+
+Steady find_steady(const Run& run, const Resolved& r, const WorkPlan& work,
+                   const AnalyzeOptions& opt, Records& rec, const Analysis& a) {
+  Steady st;
+  mark_restarts(run, rec, st);
+  mark_outliers(run, r, work, rec, st, a);
+  const auto [level, sigma] = level_of(rec, kLeftOut);
+  mark_warmup(run, opt, rec, level, sigma);
+  steady_distribution(rec, st);
+  std::vector<std::int64_t> stall_steps;
+  for (std::size_t i = 0; i < rec.time.size(); ++i) {
+    if (std::isnan(rec.time[i]) || (rec.flags[i] & (kLeftOut | kRecordWarmup))) continue;
+    if (rec.time[i] > st.stall_threshold) {
+      rec.flags[i] |= kRecordStall;
+      stall_steps.push_back(run.iterations.step(i));
+    }
+  }
+  find_period(run, stall_steps, st);
+  timer_medians(run, rec, st);
+  return st;
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,147 @@
+// Stage 2: where a record's model FLOPs come from (the log's own field, the model times the
+// tokens, a flag, or the framework's printed FLOP/s), and what a record missing them gets.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/stages.hpp"
+
+namespace mfu::detail {
+namespace {
+
+/// Model FLOPs per iteration straight from the record, before any fill-in.
+double own_flops(const WorkPlan& w, const Iteration& it, double t) {
+  switch (w.source) {
+    case WorkSource::kLog: return it.model_flops;
+    case WorkSource::kModel: {
+      const double tok = w.tokens(it);
+      return known(tok) ? w.fpt_model * tok : kUnknown;
+    }
+    case WorkSource::kFlag:
+    case WorkSource::kFrameworkTotal: return w.flops_default;
+    case WorkSource::kFramework:
+      return known(it.reported_flops_per_gpu) && known(t) ? it.reported_flops_per_gpu * t * w.gpus
+                                                          : kUnknown;
+    case WorkSource::kNone: return kUnknown;
+  }
+  return kUnknown;
+}
+
+/// The framework's own count is used only when it is possible on this hardware.
+bool framework_count_usable(const Run& run, const Resolved& r, const Records& rec) {
+  double sum = 0, tsum = 0;
+  for (std::size_t i = 0; i < rec.time.size(); ++i) {
+    if (std::isnan(rec.time[i])) continue;
+    const Iteration it = validated(run.iterations[i]);
+    if (!known(it.reported_flops_per_gpu)) continue;
+    sum += it.reported_flops_per_gpu * rec.time[i] * rec.count[i];
+    tsum += rec.time[i] * rec.count[i];
+  }
+  return tsum > 0 && (!known(r.peak) || sum / tsum <= r.peak);
+}
+
+WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, const WorkPlan& w) {
+  bool any_log_flops = false, any_reported = false, any_tokens = known(r.tokens_default);
+  for (std::size_t i = 0; i < rec.time.size(); ++i) {
+    const Iteration it = validated(run.iterations[i]);
+    any_log_flops = any_log_flops || known(it.model_flops);
+    any_reported = any_reported || known(it.reported_flops_per_gpu);
+    any_tokens = any_tokens || known(w.tokens(it));
+  }
+  if (any_log_flops) return WorkSource::kLog;
+  if (r.fpt && any_tokens) return WorkSource::kModel;
+  if (known(r.flops_default)) return WorkSource::kFlag;
+  if (any_reported && known(r.gpus) && framework_count_usable(run, r, rec))
+    return WorkSource::kFramework;
+  if (run.meta.number("framework_total_flops") && known(r.gpus)) return WorkSource::kFrameworkTotal;
+  return WorkSource::kNone;
+}
+
+/// Median FLOPs per iteration for each tokens-per-iteration value among records printing
+/// both: a record without FLOPs but with the same tokens has the same configuration.
+std::map<double, double> flops_by_tokens(const Run& run, const Records& rec, const WorkPlan& w) {
+  constexpr std::size_t kMaxKeys = 64, kMaxValues = 257;
+  std::map<double, std::vector<double>> values;
+  for (std::size_t i = 0; i < rec.time.size(); ++i) {
+    const Iteration it = validated(run.iterations[i]);
+    const double tok = w.tokens(it), f = own_flops(w, it, rec.time[i]);
+    if (!known(tok) || !known(f)) continue;
+    auto found = values.find(tok);
+    if (found == values.end()) {
+      if (values.size() >= kMaxKeys) continue;
+      found = values.emplace(tok, std::vector<double>{}).first;
+    }
+    if (found->second.size() < kMaxValues) found->second.push_back(f);
+  }
+  std::map<double, double> out;
+  for (auto& [tok, v] : values) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    out[tok] = v[v.size() / 2];
+  }
+  return out;
+}
+
+}  // namespace
+
+double WorkPlan::tokens(const Iteration& it) const {
+  return tokens_of(it, seq_len, tokens_default);
+}
+
+double WorkPlan::flops(const Iteration& it, double t, bool* filled) const {
+  const double f = own_flops(*this, it, t);
+  if (known(f) || flops_by_tokens.empty()) return f;
+  const double tok = tokens(it);
+  if (!known(tok)) return kUnknown;
+  auto found = flops_by_tokens.find(tok);
+  if (found == flops_by_tokens.end()) return kUnknown;
+  if (filled) *filled = true;
+  return found->second;
+}
+
+const char* WorkPlan::source_name() const {
+  switch (source) {
+    case WorkSource::kLog: return "log";
+    case WorkSource::kModel: return "model";
+    case WorkSource::kFlag: return "flag";
+    case WorkSource::kFramework:
+    case WorkSource::kFrameworkTotal: return "framework";
+    case WorkSource::kNone: return "";
+  }
+  return "";
+}
+
+WorkPlan plan_work(const Run& run, const Resolved& r, const Records& rec, Analysis& a) {
+  WorkPlan w;
+  w.seq_len = r.seq_len;
+  w.tokens_default = r.tokens_default;
+  w.flops_default = r.flops_default;
+  w.gpus = r.gpus;
+  if (r.fpt) {
+    w.fpt_model = r.fpt->model;
+    w.fpt_hardware = r.fpt->hardware;
+  }
+  w.source = choose_source(run, r, rec, w);
+  if (w.source == WorkSource::kFrameworkTotal) {
+    std::uint64_t iters = 0;
+    for (std::uint32_t c : rec.count) iters += c;
+    w.flops_default = *run.meta.number("framework_total_flops") / static_cast<double>(iters);
+    a.warnings.push_back(
+        "model FLOPs are the framework's total_flos (Hugging Face's 6 x params x tokens "
+        "estimate); give the model for mfu's own count");
+  }
+  if (w.source == WorkSource::kLog || w.source == WorkSource::kFramework)
+    w.flops_by_tokens = flops_by_tokens(run, rec, w);
+  if (w.source == WorkSource::kNone)
+    a.unknowns.push_back(
+        r.model ? "tokens per step: pass --tokens-per-step, or --batch with the sequence length"
+                : "model FLOPs: pass --model PRESET|config.json (or the shape flags), or --flops "
+                  "per step");
+  a.flops_source = w.source_name();
+  a.flops_from_log = w.source == WorkSource::kLog;
+  a.flops_from_framework = w.source == WorkSource::kFramework;
+  if (w.source == WorkSource::kFrameworkTotal) a.default_flops_per_iteration = w.flops_default;
+  return w;
+}
+
+}  // namespace mfu::detail
