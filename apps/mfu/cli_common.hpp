@@ -25,6 +25,7 @@ namespace mfu::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitGateFailed = 1;
 inline constexpr int kExitError = 2;
+inline constexpr int kExitBug = 3;  ///< an internal check failed: a bug in mfu
 
 /// Options every subcommand can see.
 struct GlobalOptions {

@@ -82,6 +82,13 @@ int main(int argc, char** argv) {
   } catch (const mfu::Error& e) {
     print_error(e);
     return mfu::cli::kExitError;
+  } catch (const mfu::InternalError& e) {
+    // Not the user's mistake: a check inside mfu failed (the waterfall does not add up to
+    // the measured wall time, a negative part). Its own exit code, so CI can tell it apart.
+    std::cerr << "mfu: " << e.what() << '\n'
+              << "hint: this is a bug in mfu, not a problem with your input; please report it "
+                 "with the input that caused it\n";
+    return mfu::cli::kExitBug;
   } catch (const std::bad_alloc&) {
     std::cerr << "mfu: error: out of memory\n";
     return mfu::cli::kExitError;

@@ -128,7 +128,7 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
   out << (format == OutputFormat::kMarkdown ? "### mfu whatif: " : "mfu whatif: ") << title
       << "\n\n";
   std::vector<Row> rows{{"", "measured", "projected", "change"}};
-  rows.push_back({"step time (steady, stalls excluded)", format_duration(m.step_time_s),
+  rows.push_back({"step time (steady mean)", format_duration(m.step_time_s),
                   format_duration(q.step_time_s), change(m.step_time_s, q.step_time_s)});
   if (m.mfu || q.mfu)
     rows.push_back({"MFU (steady step)", opt_pct(m.mfu), opt_pct(q.mfu), change_pp(m.mfu, q.mfu)});

@@ -66,17 +66,17 @@ void fill_numbers(const Analysis& a, const State& st, double gpus, double peak,
   // The compute bucket is the model FLOPs at peak, so MFU is its share of the time.
   if (mfu_known && out.step_time_s > 0) out.mfu = get(st.step, "compute") / out.step_time_s;
   if (mfu_known && out.wall_time_s > 0) out.mfu_run = get(st.run, "compute") / out.wall_time_s;
-  const double tokens_per_step = (known(a.total_tokens) && a.iterations_total > 0)
-                                     ? a.total_tokens / static_cast<double>(a.iterations_total)
-                                     : kUnknown;
+  // Tokens per steady iteration, from analyze's steady throughput and mean steady step (the
+  // same "steady": records after warm-up, stalls included).
+  const double measured_step = sum(a.steady_step_split_s);
+  const double tokens_per_step =
+      a.tokens_per_s && measured_step > 0 ? *a.tokens_per_s * measured_step : kUnknown;
   if (known(tokens_per_step) && out.step_time_s > 0)
     out.tokens_per_s = tokens_per_step / out.step_time_s;
-  if (sc.train_tokens && known(a.total_tokens) && out.wall_time_s > 0) {
-    // At the run's overall pace: the overheads of the log (checkpoints, restarts) recur in
-    // proportion.
-    out.train_time_s = *sc.train_tokens / (a.total_tokens / out.wall_time_s);
-  } else if (sc.train_tokens && out.tokens_per_s) {
-    out.train_time_s = *sc.train_tokens / *out.tokens_per_s;
+  if (sc.train_tokens && out.tokens_per_s) {
+    // The steady pace over the whole budget, plus the run's one-off set-up once (it does not
+    // grow with the tokens). Checkpoints and evaluations between steps are not in the pace.
+    out.train_time_s = get(st.run, "startup") + *sc.train_tokens / *out.tokens_per_s;
   }
   if (known(gpus))
     out.gpu_hours = (out.train_time_s ? *out.train_time_s : out.wall_time_s) * gpus / 3600.0;
@@ -227,15 +227,19 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
   if (sc.stalls) {
     const double k = *sc.stalls;
     if (!(k >= 0) || !std::isfinite(k)) throw Error("the stall scale must be a number >= 0");
-    double removed = 0;
+    double removed = 0, removed_step = 0;
     for (const auto& [b, ex] : a.stalls.excess_by_bucket) {
       const double cut = std::min(get(st.run, b), (1.0 - k) * ex);
       if (st.run.count(b)) st.run[b] -= cut;
       removed += cut;
+      // The mean steady step holds the stalls' excess too (analyze's steady state).
+      const double step_cut = std::min(get(st.step, b), cut / a.steady_step_count);
+      if (st.step.count(b)) st.step[b] -= step_cut;
+      removed_step += step_cut;
     }
     p.explanations.push_back(fmt::format(
-        "stalls x{}: {} stalled records, {} {} over the run (steps unchanged)", format_number(k, 3),
-        a.stalls.count, removed >= 0 ? "-" : "+", format_duration(std::fabs(removed))));
+        "stalls x{}: {} stalled records, -{} per step, -{} over the run", format_number(k, 3),
+        a.stalls.count, format_duration(removed_step), format_duration(removed)));
   }
 
   fill_numbers(a, st, gpus, peak, gpu, mfu_known, sc, p.projected);

@@ -138,8 +138,10 @@ TEST(WhatifProject, OverlapHidesExposedCommunicationUnderCompute) {
   EXPECT_NEAR(p.projected.step_time_s, 0.250 + 0.016, kTol);
 }
 
-TEST(WhatifProject, StallRemovalTouchesTheRunNotTheStep) {
+TEST(WhatifProject, StallRemovalTakesTheExcessOutOfTheRunAndTheMeanStep) {
   // Nine steady steps and one of 2.330 s: the stall's excess over the 330 ms step is 2.0 s.
+  // The mean steady step (analyze's steady state, stalls included) is (20 x 0.330 + 2.0) / 20
+  // = 0.430 s; without the stall it is 0.330 s.
   std::string text = classic_log(9);
   text += R"({"step":10,"time_s":2.330,"model_flops":3.5e13,"tokens":131072})"
           "\n";
@@ -155,7 +157,9 @@ TEST(WhatifProject, StallRemovalTouchesTheRunNotTheStep) {
   const Projection p = project(a, s);
   EXPECT_NEAR(p.measured.wall_time_s, 20 * 0.330 + 2.0, 1e-6);
   EXPECT_NEAR(p.projected.wall_time_s, 20 * 0.330, 1e-6);
-  EXPECT_NEAR(p.projected.step_time_s, p.measured.step_time_s, 1e-12);
+  EXPECT_NEAR(p.measured.step_time_s, 0.430, 1e-9);
+  EXPECT_NEAR(p.projected.step_time_s, 0.330, 1e-9);
+  EXPECT_NEAR(*p.measured.mfu, *a.mfu_steady, 1e-12);  // one definition of "steady"
   EXPECT_NEAR(*p.projected.mfu_run, 35e12 / (16 * 19.5e12 * 0.330), 1e-6);
 }
 
@@ -168,6 +172,22 @@ TEST(WhatifProject, TrainingTimeAndCost) {
   EXPECT_NEAR(*p.measured.train_time_s, 330.0, 1e-6);
   EXPECT_NEAR(*p.measured.gpu_hours, 330.0 * 16 / 3600, 1e-9);
   EXPECT_NEAR(*p.measured.cost, 2.0 * 330.0 * 16 / 3600, 1e-9);
+}
+
+TEST(WhatifProject, TimeToTrainIsTheSteadyPacePlusOneStartup) {
+  // A one-hour set-up before ten steps of 330 ms. Training 1000 steps' tokens takes the
+  // steady pace (1000 x 0.330 s = 330 s) plus the set-up once: 3930 s. Scaling the logged
+  // run (3603.3 s for 10 steps) with the tokens would say 100x that: 360,330 s.
+  const std::string log =
+      R"({"type":"event","kind":"startup","step":0,"duration_s":3600.0,"detail":"setup"})"
+      "\n" +
+      classic_log(10);
+  const Analysis a = classic_analysis(log);
+  ASSERT_NEAR(a.bucket(BucketId::kStartup)->seconds, 3600.0, 1e-9);
+  Scenario s;
+  s.train_tokens = 131072.0 * 1000;
+  const Projection p = project(a, s);
+  EXPECT_NEAR(*p.measured.train_time_s, 3600.0 + 330.0, 1e-6);
 }
 
 TEST(WhatifProject, RefusesWhatCannotApply) {
