@@ -158,19 +158,23 @@ struct IterationTable::Impl {
   Column<std::int32_t> rank{-1};
   Column<std::uint16_t> file{0};
   Column<double> timestamp{kUnknown};
-  // Other measures are kept as float: 7 significant digits is far below the noise of any
-  // counter or timer, and halves their memory.
-  Column<double> time{kUnknown};  // times keep double precision: every number derives from them
-  Column<float> tokens{kNaNf};
-  Column<float> samples{kNaNf};
+  // Times, work and the framework's FLOP/s keep double precision: MFU and every bucket derive
+  // from them, and a float's 7 digits would show as noise (1.248e15 -> 1.24800002e15 FLOPs).
+  // Phase timers too: each bucket is checked to the microsecond over the whole run. Loss and
+  // the printed MFU are kept as float: 7 significant digits is below the resolution any log
+  // prints them with, and halves their memory.
+  Column<double> time{kUnknown};
+  Column<double> tokens{kUnknown};
+  Column<double> samples{kUnknown};
   Column<float> loss{kNaNf};
-  Column<float> model_flops{kNaNf};
-  Column<float> reported_flops{kNaNf};
+  Column<double> model_flops{kUnknown};
+  Column<double> reported_flops{kUnknown};
   Column<float> reported_mfu{kNaNf};
-  std::array<Column<float>, kPhaseCount> phase{
-      Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
-      Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf}, Column<float>{kNaNf},
-      Column<float>{kNaNf}, Column<float>{kNaNf}};
+  std::array<Column<double>, kPhaseCount> phase{Column<double>{kUnknown}, Column<double>{kUnknown},
+                                                Column<double>{kUnknown}, Column<double>{kUnknown},
+                                                Column<double>{kUnknown}, Column<double>{kUnknown},
+                                                Column<double>{kUnknown}, Column<double>{kUnknown},
+                                                Column<double>{kUnknown}, Column<double>{kUnknown}};
 
   /// Writes v at i, except that a column no record has used yet stays unallocated.
   template <class T, class V>

@@ -42,6 +42,8 @@ std::vector<Bucket> Waterfall::buckets(double wall, double gpus) const {
     b.name = info.key;
     b.label = info.label;
     b.seconds = seconds_[i];
+    // Rounding noise of parts that cancel (a residual of -1e-17 s) is shown as nothing.
+    if (b.seconds < 0 && b.seconds > -1e-12 * std::max(1.0, wall)) b.seconds = 0;
     b.fraction = wall > 0 ? b.seconds / wall : 0;
     b.gpu_hours = std::isfinite(gpus) ? b.seconds * gpus / 3600.0 : 0;
     // The bucket is as known as its largest part.
