@@ -146,8 +146,17 @@ void Walker::record(std::size_t i) {
   const double c = rec_.count[i], t = rec_.time[i];
   const double span = clock_.use ? clock_.span[i] : c * t;
   t_.iterations_total += rec_.count[i];
+  auto hosted = ev_.hosted.find(i);
   if (rec_.flags[i] & kRecordLost) {
-    parts_[static_cast<std::size_t>(Part::kLost)] += span;
+    // Redone work; a save that ran inside it still took its time (measured).
+    double rest = span;
+    if (hosted != ev_.hosted.end())
+      for (std::size_t b = 0; b < kBucketCount; ++b) {
+        const double h = std::min(hosted->second[b], rest);
+        hosted_[b] += h;
+        rest -= h;
+      }
+    parts_[static_cast<std::size_t>(Part::kLost)] += rest;
     return;
   }
   bool filled = false;
@@ -163,7 +172,7 @@ void Walker::record(std::size_t i) {
   if (in.excess_kind != ExcessKind::kNone && known(st_.median))
     in.excess = std::max(0.0, span - c * st_.median);
   in.timer_median = &st_.timer_median;
-  if (auto h = ev_.hosted.find(i); h != ev_.hosted.end()) in.hosted = &h->second;
+  if (hosted != ev_.hosted.end()) in.hosted = &hosted->second;
   const RecordSplit s = decompose(in);
   for (std::size_t p = 0; p < kPartCount; ++p) parts_[p] += s.part[p];
   for (std::size_t b = 0; b < kBucketCount; ++b) hosted_[b] += s.hosted[b];

@@ -66,7 +66,7 @@ bool covers(const Run& run, const Records& rec, std::size_t i, std::int64_t step
 std::size_t host_of(const Run& run, const Records& rec, const Event& e, std::size_t prev,
                     std::size_t next) {
   if (e.step < 0) return kNone;
-  auto usable = [&](std::size_t i) { return i != kNone && !(rec.flags[i] & kRecordLost); };
+  auto usable = [&](std::size_t i) { return i != kNone; };
   if (usable(prev) && covers(run, rec, prev, e.step)) return prev;
   if (usable(next) && covers(run, rec, next, e.step)) return next;
   return kNone;
