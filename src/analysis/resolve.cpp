@@ -59,20 +59,31 @@ std::string fmt_count(double v) {
 
 }  // namespace
 
-double tokens_of(const Iteration& it, double seq_len, double tokens_default) {
-  if (known(it.tokens)) return it.tokens;
-  if (known(it.samples) && known(seq_len)) return it.samples * seq_len;
-  return tokens_default;
-}
+namespace {
 
-Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& db) {
+/// Resolution in stages, one per input; each reads the flags, then the log, then defaults.
+struct Resolver {
+  const Run& run;
+  const RunMeta& meta;
+  const AnalyzeOptions& opt;
+  const GpuDatabase& db;
   Resolved r;
-  const RunMeta& meta = run.meta;
-  auto use = [&](const std::string& name, const std::string& value, const std::string& source) {
-    r.used.push_back(InputValue{name, value, source});
-  };
 
-  // --- GPU count.
+  void use(const std::string& name, const std::string& value, const std::string& source) {
+    r.used.push_back(InputValue{name, value, source});
+  }
+  void gpu_count();
+  void accelerator();
+  void sequence_length();
+  void model();
+  void convention();
+  void work();
+  void pipeline();
+  void framework();
+};
+
+/// GPU count.
+void Resolver::gpu_count() {
   if (opt.gpus) {
     r.gpus = *opt.gpus;
     use("gpus", format_number(r.gpus), "flag --gpus");
@@ -97,8 +108,10 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
   if (known(r.gpus) && (r.gpus < 1 || !std::isfinite(r.gpus)))
     throw Error(fmt::format("the GPU count must be at least 1, got {}", format_number(r.gpus)),
                 "pass --gpus with the number of accelerators the job used");
+}
 
-  // --- Accelerator and peak.
+/// Accelerator and peak.
+void Resolver::accelerator() {
   std::optional<Dtype> dtype = opt.dtype;
   std::string dtype_source = opt.dtype ? "flag --dtype" : "";
   if (!dtype) {
@@ -157,8 +170,10 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     else
       r.unknowns.push_back("peak for this dtype: pass --dtype or --peak");
   }
+}
 
-  // --- Sequence length.
+/// Sequence length.
+void Resolver::sequence_length() {
   if (opt.seq_len) {
     r.seq_len = *opt.seq_len;
     use("seq_len", format_number(r.seq_len), "flag --seq-len");
@@ -166,8 +181,10 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     r.seq_len = *s;
     use("seq_len", format_number(r.seq_len), meta.source("seq_len"));
   }
+}
 
-  // --- Model.
+/// Model.
+void Resolver::model() {
   std::string model_source;
   if (opt.model && opt.model->id == "custom" && !opt.model->params) {
     // Shape flags without --model override single fields of the log's shape.
@@ -215,8 +232,10 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     }
     use("model", r.model->name.empty() ? r.model->id : r.model->name, model_source);
   }
+}
 
-  // --- Convention and recomputation.
+/// Convention and recomputation.
+void Resolver::convention() {
   r.convention = opt.convention.value_or(Convention::kPalm);
   use("convention", to_string(r.convention),
       opt.convention ? "flag --convention" : "default (PaLM, the MFU definition)");
@@ -239,8 +258,10 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
       r.unknowns.push_back(std::string("model FLOPs: ") + e.what() + " (" + e.hint() + ")");
     }
   }
+}
 
-  // --- Work per iteration.
+/// Work per iteration.
+void Resolver::work() {
   if (opt.tokens_per_step) {
     r.tokens_default = *opt.tokens_per_step;
     use("tokens_per_step", fmt_count(r.tokens_default), "flag --tokens-per-step");
@@ -259,8 +280,10 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     r.flops_default = *opt.flops_per_step;
     use("flops_per_step", format_flops(r.flops_default), "flag --flops");
   }
+}
 
-  // --- Pipeline.
+/// Pipeline.
+void Resolver::pipeline() {
   r.pp = meta.number("pp").value_or(kUnknown);
   if (opt.micro_batches) {
     r.micro_batches = *opt.micro_batches;
@@ -271,8 +294,10 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
                       : kUnknown);
     if (known(dp) && dp >= 1) r.micro_batches = *gb / (*meta.number("micro_batch") * dp);
   }
+}
 
-  // --- The framework's own count: which convention printed it.
+/// The framework's own count: which convention printed it.
+void Resolver::framework() {
   if (auto by = meta.text("framework_flops_by")) {
     const std::string& b = *by;
     if (b == "megatron-deepspeed") {
@@ -307,7 +332,27 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
     } catch (const Error&) {
     }
   }
-  return r;
+}
+
+}  // namespace
+
+double tokens_of(const Iteration& it, double seq_len, double tokens_default) {
+  if (known(it.tokens)) return it.tokens;
+  if (known(it.samples) && known(seq_len)) return it.samples * seq_len;
+  return tokens_default;
+}
+
+Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& db) {
+  Resolver x{run, run.meta, opt, db, {}};
+  x.gpu_count();
+  x.accelerator();
+  x.sequence_length();
+  x.model();
+  x.convention();
+  x.work();
+  x.pipeline();
+  x.framework();
+  return std::move(x.r);
 }
 
 }  // namespace mfu::detail
