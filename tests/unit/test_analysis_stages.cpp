@@ -1,0 +1,294 @@
+// The stages of mfu::analyze one at a time (src/analysis/stages.hpp), on values worked out by
+// hand in each test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "analysis/stages.hpp"
+#include "mfu/error.hpp"
+
+namespace mfu::detail {
+namespace {
+
+/// A run of records (step, time, timestamp), one per line from line 2.
+Run make_run(const std::vector<std::tuple<std::int64_t, double, double>>& rows,
+             std::uint32_t count = 1) {
+  Run run;
+  run.inputs = {"run.log"};
+  std::uint32_t line = 2;
+  for (const auto& [step, time, ts] : rows) {
+    Iteration it;
+    it.step = step;
+    it.time_s = time;
+    it.timestamp_s = ts;
+    it.count = count;
+    it.line = line++;
+    run.iterations.push_back(it);
+    if (std::isfinite(ts)) {
+      run.first_timestamp_s =
+          std::isnan(run.first_timestamp_s) ? ts : std::min(run.first_timestamp_s, ts);
+      run.last_timestamp_s =
+          std::isnan(run.last_timestamp_s) ? ts : std::max(run.last_timestamp_s, ts);
+    }
+  }
+  return run;
+}
+
+double sum_of(const Clock& c) {
+  double s = c.tail;
+  for (std::size_t i = 0; i < c.span.size(); ++i)
+    if (!std::isnan(c.span[i])) s += c.span[i] + c.gap[i];
+  return s;
+}
+
+// ---- records ----------------------------------------------------------------------------
+
+TEST(Stages, ValidationMakesSentinelsUnknownAndNamesThem) {
+  Iteration it;
+  it.time_s = -1;
+  it.tokens = 0;
+  it.model_flops = -5;
+  it.samples = 8;
+  it.at(Phase::kData) = -1;
+  it.at(Phase::kComm) = 0;  // a timer that measured nothing is a measurement
+  it.at(Phase::kIdle) = std::numeric_limits<double>::infinity();
+  std::vector<const char*> bad;
+  const Iteration v = validated(it, &bad);
+  EXPECT_TRUE(std::isnan(v.time_s));
+  EXPECT_TRUE(std::isnan(v.tokens));
+  EXPECT_TRUE(std::isnan(v.model_flops));
+  EXPECT_EQ(v.samples, 8);
+  EXPECT_TRUE(std::isnan(v.at(Phase::kData)));
+  EXPECT_EQ(v.at(Phase::kComm), 0);
+  EXPECT_TRUE(std::isnan(v.at(Phase::kIdle)));
+  EXPECT_EQ(bad.size(), 5u);
+}
+
+TEST(Stages, RecordsMarkSegmentStartsWhereTheStepGoesBack) {
+  const mfu::Run run = make_run({{1, 1, NAN}, {2, 1, NAN}, {3, -1, NAN}, {2, 1, NAN}, {3, 1, NAN}});
+  const Records rec = read_records(run);
+  EXPECT_EQ(rec.timed, 4u);
+  EXPECT_TRUE(rec.flags[0] & kRecordSegmentStart);
+  EXPECT_TRUE(rec.flags[2] & kRecordUntimed);
+  EXPECT_TRUE(rec.flags[3] & kRecordSegmentStart);
+  EXPECT_FALSE(rec.flags[4] & kRecordSegmentStart);
+  ASSERT_EQ(rec.warnings.size(), 1u);
+  EXPECT_NE(rec.warnings[0].find("run.log:4: step 3: time"), std::string::npos);
+}
+
+// ---- warm-up ----------------------------------------------------------------------------
+
+TEST(Stages, WarmupEndsWhereTheSeriesSettles) {
+  // Level 1 s, tolerance 0.1 s: 5, 4, 3 are warm-up; 1.05 is within the tolerance.
+  EXPECT_EQ(settle_index({5, 4, 3, 1.05, 1, 1, 1, 1, 1, 1}, 1.0, 0.1), 3u);
+  // No warm-up at all.
+  EXPECT_EQ(settle_index({1, 1, 1, 1}, 1.0, 0.1), 0u);
+  // One fast record among slow ones does not end the warm-up: the next few are still slow.
+  EXPECT_EQ(settle_index({5, 1, 5, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1.0, 0.1), 5u);
+  // Untimed records are skipped; the warm-up counts timed records.
+  EXPECT_EQ(settle_index({3, NAN, 3, 1, 1, 1, 1, 1}, 1.0, 0.1), 2u);
+  // Never more than half of the segment: a run that changes pace is not all warm-up.
+  EXPECT_EQ(settle_index({3, 3, 3, 3, 3, 3, 1, 1}, 1.0, 0.1), 4u);
+  // 100 warm-up records of a 400-record run: no cap at 20.
+  std::vector<double> long_warmup(100, 2.5);
+  long_warmup.resize(400, 1.0);
+  EXPECT_EQ(settle_index(long_warmup, 1.0, 0.1), 100u);
+}
+
+// ---- clock ------------------------------------------------------------------------------
+
+TEST(Stages, ClockLaysRecordsAndGapsEndToEnd) {
+  // Steps of 1 s stamped at their end: 100, 101, 104 (a 2 s gap), 105; the log's last line at
+  // 107 (a 2 s tail). Start = 99 (the first step began 1 s before its stamp): wall 8 s.
+  mfu::Run run = make_run({{1, 1, 100}, {2, 1, 101}, {3, 1, 104}, {4, 1, 105}});
+  run.last_timestamp_s = 107;
+  const Records rec = read_records(run);
+  const Clock c = plan_clock(run, rec);
+  ASSERT_TRUE(c.use);
+  EXPECT_DOUBLE_EQ(c.end - c.start, 8.0);
+  EXPECT_DOUBLE_EQ(c.gap[0], 0.0);
+  EXPECT_DOUBLE_EQ(c.gap[2], 2.0);
+  EXPECT_DOUBLE_EQ(c.tail, 2.0);
+  EXPECT_DOUBLE_EQ(sum_of(c), 8.0);
+}
+
+TEST(Stages, ClockSecondResolutionMakesNoSpuriousGapsAndStillAddsUp) {
+  // 0.4 s steps stamped to the whole second: the stamps step by 0 or 1 s, never a real gap.
+  std::vector<std::tuple<std::int64_t, double, double>> rows;
+  for (int i = 1; i <= 50; ++i) rows.emplace_back(i, 0.4, std::floor(1000 + 0.4 * i));
+  const mfu::Run run = make_run(rows);
+  const Records rec = read_records(run);
+  const Clock c = plan_clock(run, rec);
+  ASSERT_TRUE(c.use);
+  double gaps = 0;
+  for (std::size_t i = 1; i < c.gap.size(); ++i) gaps += c.gap[i];
+  EXPECT_LT(gaps, 1.0 + 1e-9);
+  EXPECT_NEAR(sum_of(c), c.end - c.start, 1e-9);
+}
+
+TEST(Stages, ClockCorrectsDaylightSavingAndYearRollover) {
+  // +1 h between the 2nd and 3rd step (clocks go forward): corrected, wall 4 s.
+  const mfu::Run fwd = make_run({{1, 1, 1000}, {2, 1, 1001}, {3, 1, 1002 + 3600}, {4, 1, 1003 + 3600}});
+  const Clock a = plan_clock(fwd, read_records(fwd));
+  ASSERT_TRUE(a.use);
+  EXPECT_DOUBLE_EQ(a.end - a.start, 4.0);
+  ASSERT_FALSE(a.warnings.empty());
+  EXPECT_NE(a.warnings[0].find("run.log:4"), std::string::npos);
+  // -1 h (clocks go back).
+  const mfu::Run back = make_run({{1, 1, 5000}, {2, 1, 5001}, {3, 1, 5002 - 3600}, {4, 1, 5003 - 3600}});
+  EXPECT_DOUBLE_EQ(
+      plan_clock(back, read_records(back)).end - plan_clock(back, read_records(back)).start, 4.0);
+  // A year-less stamp read as 1970: 31 Dec 23:59:59 then 1 Jan 00:00:00 reads 365 days back.
+  const double dec31 = 364 * 86400.0 + 86399;
+  const mfu::Run year = make_run({{1, 1, dec31 - 1}, {2, 1, dec31}, {3, 1, 0}, {4, 1, 1}});
+  const Clock y = plan_clock(year, read_records(year));
+  ASSERT_TRUE(y.use);
+  EXPECT_DOUBLE_EQ(y.end - y.start, 4.0);
+}
+
+TEST(Stages, ClockSlowerThanTheStepsIsSetAside) {
+  // 1 s steps whose stamps advance 0.9 s: 10% slower than the steps say.
+  std::vector<std::tuple<std::int64_t, double, double>> rows;
+  for (int i = 1; i <= 20; ++i) rows.emplace_back(i, 1.0, 1000 + 0.9 * i);
+  const mfu::Run run = make_run(rows);
+  const Clock c = plan_clock(run, read_records(run));
+  EXPECT_FALSE(c.use);
+  EXPECT_EQ(c.source, "the record durations");
+  ASSERT_FALSE(c.warnings.empty());
+  // Within 3% the clock stands (its small squeezes come out of the records it covers).
+  rows.clear();
+  for (int i = 1; i <= 20; ++i) rows.emplace_back(i, 1.0, 1000 + 0.98 * i);
+  const mfu::Run close = make_run(rows);
+  const Clock k = plan_clock(close, read_records(close));
+  EXPECT_TRUE(k.use);
+  EXPECT_NEAR(sum_of(k), k.end - k.start, 1e-9);
+}
+
+TEST(Stages, ClockSpansAlwaysTelescopeOnRandomClocks) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int run_no = 0; run_no < 200; ++run_no) {
+    std::vector<std::tuple<std::int64_t, double, double>> rows;
+    double clock = 1.7e9 + u(rng) * 1e6;
+    const bool whole = u(rng) < 0.5;
+    for (int i = 1; i <= 60; ++i) {
+      const double t = 0.2 + u(rng);
+      clock += t * (0.985 + 0.03 * u(rng)) + (u(rng) < 0.1 ? 3 * u(rng) : 0.0);
+      rows.emplace_back(i, t, whole ? std::floor(clock) : clock);
+    }
+    const mfu::Run run = make_run(rows);
+    const Clock c = plan_clock(run, read_records(run));
+    if (!c.use) continue;
+    EXPECT_NEAR(sum_of(c), c.end - c.start, 1e-9 * (c.end - c.start)) << run_no;
+    for (std::size_t i = 0; i < c.span.size(); ++i) {
+      EXPECT_GE(c.span[i], 0);
+      EXPECT_GE(c.gap[i], 0);
+    }
+  }
+}
+
+// ---- one record -------------------------------------------------------------------------
+
+TEST(Stages, DecomposeTimersFirstComputeKeepsItsRoom) {
+  // 1 s record: ideal 0.5 s; comm timer 0.3, data 0.4 (0.7 of timers, but only 0.5 s is left
+  // beside the compute at peak): comm 0.3, data 0.2, 0.2 s over (warned); residual 0.
+  RecordInput in;
+  in.span = 1.0;
+  in.timers.fill(kUnknown);
+  in.timers[static_cast<std::size_t>(Phase::kComm)] = 0.3;
+  in.timers[static_cast<std::size_t>(Phase::kData)] = 0.4;
+  in.ideal = 0.5;
+  const RecordSplit s = decompose(in);
+  EXPECT_DOUBLE_EQ(s.part[static_cast<std::size_t>(Part::kCompute)], 0.5);
+  EXPECT_DOUBLE_EQ(s.part[static_cast<std::size_t>(Part::kCommTimer)], 0.3);
+  EXPECT_DOUBLE_EQ(s.part[static_cast<std::size_t>(Part::kDataTimer)], 0.2);
+  EXPECT_NEAR(s.timers_over, 0.2, 1e-12);
+  EXPECT_NEAR(s.part[static_cast<std::size_t>(Part::kResidualUntimed)], 0.0, 1e-12);
+}
+
+TEST(Stages, DecomposeTimedComputeAndBubble) {
+  // 10 iterations of 1 s: forward 0.3 + backward 0.4 per iteration, ideal 5 s, comm 1 s; a
+  // pipeline bubble of (4-1)/(8+4-1) = 3/11 of the region (10 - 1 = 9 s): 2.4545 s, taken from
+  // the untimed 2 s first, then 0.4545 from the timed compute (7 -> 6.5455 s). Compute below
+  // peak 6.5455 - 5 = 1.5455; residual 0.
+  RecordInput in;
+  in.span = 10;
+  in.count = 10;
+  in.timers.fill(kUnknown);
+  in.timers[static_cast<std::size_t>(Phase::kForward)] = 0.3;
+  in.timers[static_cast<std::size_t>(Phase::kBackward)] = 0.4;
+  in.timers[static_cast<std::size_t>(Phase::kComm)] = 0.1;
+  in.ideal = 5;
+  in.bubble_fraction = 3.0 / 11.0;
+  const RecordSplit s = decompose(in);
+  const double bubble = 9 * 3.0 / 11.0;
+  EXPECT_NEAR(s.part[static_cast<std::size_t>(Part::kBubble)], bubble, 1e-12);
+  EXPECT_NEAR(s.part[static_cast<std::size_t>(Part::kInefficiency)], 7 - (bubble - 2) - 5, 1e-12);
+  EXPECT_NEAR(s.part[static_cast<std::size_t>(Part::kResidualTimed)], 0.0, 1e-12);
+  double total = 0;
+  for (double p : s.part) total += p;
+  EXPECT_NEAR(total, 10.0, 1e-12);
+}
+
+TEST(Stages, DecomposeStallExcessGoesToTheTimerThatGrewElseIdle) {
+  const std::array<double, kPhaseCount> median{};  // every timer's steady median is 0
+  RecordInput in;
+  in.span = 3;
+  in.timers.fill(kUnknown);
+  in.timers[static_cast<std::size_t>(Phase::kData)] = 1.5;
+  in.ideal = 0.5;
+  in.excess = 2;  // the steady step is 1 s
+  in.excess_kind = ExcessKind::kStallIdle;
+  in.timer_median = &median;
+  // Data grew by 1.5 s: it explains 1.5 of the 2 s; 0.5 s moves from the residual to idle.
+  const RecordSplit s = decompose(in);
+  EXPECT_DOUBLE_EQ(s.excess_explained, 1.5);
+  EXPECT_DOUBLE_EQ(s.excess_moved, 0.5);
+  EXPECT_DOUBLE_EQ(s.part[static_cast<std::size_t>(Part::kStallIdle)], 0.5);
+  EXPECT_DOUBLE_EQ(s.part[static_cast<std::size_t>(Part::kResidualUntimed)], 0.5);
+  EXPECT_DOUBLE_EQ(s.excess_by_bucket[static_cast<std::size_t>(B::kIo)], 1.5);
+  // Next to an evaluation, what grew is the evaluation's work: all 2 s go to eval.
+  in.excess_kind = ExcessKind::kStallEval;
+  const RecordSplit e = decompose(in);
+  EXPECT_DOUBLE_EQ(e.part[static_cast<std::size_t>(Part::kStallEval)], 2.0);
+  EXPECT_DOUBLE_EQ(e.part[static_cast<std::size_t>(Part::kDataTimer)], 0.0);
+}
+
+// ---- events -----------------------------------------------------------------------------
+
+TEST(Stages, EventsFillTheGapThenTheSlowRecordOnce) {
+  // Steps of 1 s stamped 100, 101, 105 (3 s gap), 115 (step 4 took 10 s: 9 s over the pace);
+  // a 5 s save printed before step 3 fills the 3 s gap and the rest (2 s) cannot go into
+  // step 3 (not slow): 2 s more than the clock allows. A 9 s save at step 4 printed after it
+  // sits inside step 4's excess.
+  mfu::Run run = make_run({{1, 1, 100}, {2, 1, 101}, {3, 1, 105}, {4, 10, 115}});
+  Event a;
+  a.kind = EventKind::kCheckpointSave;
+  a.step = 2;
+  a.duration_s = 5;
+  a.line = 3;  // printed with step 2's record (line 3), before step 3's (line 4)
+  Event b = a;
+  b.step = 4;
+  b.duration_s = 9;
+  b.line = 6;
+  run.events = {a, b};
+  Records rec = read_records(run);
+  const Steady st = [&] {
+    Steady s;
+    s.median = 1;
+    return s;
+  }();
+  const Clock c = plan_clock(run, rec);
+  ASSERT_TRUE(c.use);
+  const EventPlan ev = plan_events(run, rec, st, c);
+  ASSERT_EQ(ev.events.size(), 2u);
+  EXPECT_DOUBLE_EQ(ev.events[0].in_gap, 3.0);
+  EXPECT_DOUBLE_EQ(ev.events[0].hosted, 0.0);
+  EXPECT_DOUBLE_EQ(ev.events[1].hosted, 9.0);
+  EXPECT_EQ(ev.events[1].host, 3u);
+  ASSERT_EQ(ev.warnings.size(), 1u);  // the 2 s the clock has no room for
+}
+
+}  // namespace
+}  // namespace mfu::detail
