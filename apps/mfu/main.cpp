@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/version.hpp"
 
 namespace {
@@ -19,9 +20,19 @@ void print_error(const mfu::Error& e) {
   if (!e.hint().empty()) std::cerr << "hint: " << e.hint() << '\n';
 }
 
+/// The CLI phrases the library's inputs as the flags that give them.
+std::string input_as_flag(mfu::Input i) {
+  switch (i) {
+    case mfu::Input::kShape: return "--layers/--hidden/--heads";
+    case mfu::Input::kModel: return "--model";
+    default: return std::string("--") + mfu::input_key(i);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  mfu::set_input_phrasing(input_as_flag);
   std::signal(SIGPIPE, SIG_IGN);  // a closed pipe (mfu ... | head) is not an error
   auto logger = spdlog::stderr_color_mt("mfu");
   logger->set_pattern("mfu: %l: %v");

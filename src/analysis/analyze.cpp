@@ -6,6 +6,7 @@
 
 #include "analysis/stages.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/units.hpp"
 
 namespace mfu {
@@ -66,8 +67,8 @@ Analysis resolved_analysis(const Run& run, const detail::Resolved& r) {
   }
   const bool bubble_known = known(r.micro_batches) && r.micro_batches >= 1;
   if (known(r.pp) && r.pp > 1 && !bubble_known)
-    a.unknowns.push_back(
-        "pipeline micro-batches: pass --micro-batches to infer the pipeline bubble");
+    a.unknowns.push_back("pipeline micro-batches: give " + input_phrase(Input::kMicroBatches) +
+                         " to infer the pipeline bubble");
   return a;
 }
 

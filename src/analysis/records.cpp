@@ -80,7 +80,7 @@ Records read_records(const Run& run) {
     std::string names;
     for (const char* f : invalid) names += (names.empty() ? "" : ", ") + std::string(f);
     rec.warnings.push_back(
-        fmt::format("{}: step {}: {} not a valid measurement (negative, zero or a 'not measured' "
+        fmt::format("{}: step {}: {}: not a valid measurement (negative, zero or a 'not measured' "
                     "sentinel such as -1): treated as unknown",
                     where(run, raw.file, raw.line), raw.step, names));
   }

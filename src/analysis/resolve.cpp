@@ -4,6 +4,7 @@
 
 #include "mfu/calc.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/units.hpp"
 #include "text.hpp"
 
@@ -61,6 +62,11 @@ std::string fmt_count(double v) {
 
 namespace {
 
+/// Where a value the user gave came from, phrased by the front end ("given (--gpus)").
+std::string given(Input i) {
+  return "given (" + input_phrase(i) + ")";
+}
+
 /// Resolution in stages, one per input; each reads the flags, then the log, then defaults.
 struct Resolver {
   const Run& run;
@@ -86,7 +92,7 @@ struct Resolver {
 void Resolver::gpu_count() {
   if (opt.gpus) {
     r.gpus = *opt.gpus;
-    use("gpus", format_number(r.gpus), "flag --gpus");
+    use("gpus", format_number(r.gpus), given(Input::kGpus));
   } else if (auto g = meta.number("gpus")) {
     r.gpus = *g;
     use("gpus", format_number(r.gpus), meta.source("gpus"));
@@ -99,21 +105,22 @@ void Resolver::gpu_count() {
     use("gpus", format_number(r.gpus),
         "assumed: every GPU in the nvidia-smi table (" + meta.source("gpus_visible") + ")");
     r.warnings.push_back(
-        fmt::format("the GPU count {} is assumed from the nvidia-smi table; pass --gpus if the job "
+        fmt::format("the GPU count {} is assumed from the nvidia-smi table; give {} if the job "
                     "used fewer or more",
-                    format_number(r.gpus)));
+                    format_number(r.gpus), input_phrase(Input::kGpus)));
   } else {
-    r.unknowns.push_back("GPU count: pass --gpus N");
+    r.unknowns.push_back("GPU count: give " + input_phrase(Input::kGpus));
   }
   if (known(r.gpus) && (r.gpus < 1 || !std::isfinite(r.gpus)))
-    throw Error(fmt::format("the GPU count must be at least 1, got {}", format_number(r.gpus)),
-                "pass --gpus with the number of accelerators the job used");
+    throw Error(
+        fmt::format("the GPU count must be at least 1, got {}", format_number(r.gpus)),
+        "give " + input_phrase(Input::kGpus) + " with the number of accelerators the job used");
 }
 
 /// Accelerator and peak.
 void Resolver::accelerator() {
   std::optional<Dtype> dtype = opt.dtype;
-  std::string dtype_source = opt.dtype ? "flag --dtype" : "";
+  std::string dtype_source = opt.dtype ? given(Input::kDtype) : "";
   if (!dtype) {
     if (auto d = meta.text("dtype")) {
       try {
@@ -127,7 +134,7 @@ void Resolver::accelerator() {
   std::string gpu_source;
   if (opt.gpu) {
     gpu_query = *opt.gpu;
-    gpu_source = "flag --gpu";
+    gpu_source = given(Input::kGpu);
   } else if (auto g = meta.text("gpu_name")) {
     gpu_query = *g;
     gpu_source = meta.source("gpu_name");
@@ -149,7 +156,7 @@ void Resolver::accelerator() {
   if (opt.peak_flops) {
     r.peak = *opt.peak_flops;
     r.dtype = dtype ? to_string(*dtype) : "as given";
-    use("peak", format_flop_rate(r.peak), "flag --peak");
+    use("peak", format_flop_rate(r.peak), given(Input::kPeak));
   } else if (r.spec) {
     Dtype chosen = Dtype::kBf16;
     std::string note;
@@ -166,9 +173,11 @@ void Resolver::accelerator() {
   }
   if (!known(r.peak)) {
     if (r.spec == nullptr)
-      r.unknowns.push_back("accelerator: pass --gpu NAME (see 'mfu gpus') or --peak per GPU");
+      r.unknowns.push_back(fmt::format("accelerator: give {} (see 'mfu gpus') or {}",
+                                       input_phrase(Input::kGpu), input_phrase(Input::kPeak)));
     else
-      r.unknowns.push_back("peak for this dtype: pass --dtype or --peak");
+      r.unknowns.push_back(fmt::format("peak for this dtype: give {} or {}",
+                                       input_phrase(Input::kDtype), input_phrase(Input::kPeak)));
   }
 }
 
@@ -176,7 +185,7 @@ void Resolver::accelerator() {
 void Resolver::sequence_length() {
   if (opt.seq_len) {
     r.seq_len = *opt.seq_len;
-    use("seq_len", format_number(r.seq_len), "flag --seq-len");
+    use("seq_len", format_number(r.seq_len), given(Input::kSeqLen));
   } else if (auto s = meta.number("seq_len")) {
     r.seq_len = *s;
     use("seq_len", format_number(r.seq_len), meta.source("seq_len"));
@@ -187,7 +196,7 @@ void Resolver::sequence_length() {
 void Resolver::model() {
   std::string model_source;
   if (opt.model && opt.model->id == "custom" && !opt.model->params) {
-    // Shape flags without --model override single fields of the log's shape.
+    // A shape without a model overrides single fields of the log's shape.
     std::optional<ModelShape> base = model_from_meta(meta);
     ModelShape m = base.value_or(*opt.model);
     const ModelShape& f = *opt.model;
@@ -206,14 +215,15 @@ void Resolver::model() {
     if (f.gated_mlp) m.gated_mlp = true;
     if (m.has_core_shape()) {
       r.model = m;
-      model_source = base ? "the log, with shape flags" : "shape flags";
+      model_source = base ? "the log, with " + given(Input::kShape) : given(Input::kShape);
     } else {
-      r.unknowns.push_back(
-          "model shape: the flags give only part of it; add --layers --hidden --heads or --model");
+      r.unknowns.push_back(fmt::format("model shape: only part of it is given; give {} or {}",
+                                       input_phrase(Input::kShape), input_phrase(Input::kModel)));
     }
   } else if (opt.model) {
     r.model = opt.model;
-    model_source = opt.model->id == "custom" ? "flag --params" : "flag --model " + opt.model->id;
+    model_source = opt.model->id == "custom" ? given(Input::kParams)
+                                             : given(Input::kModel) + " " + opt.model->id;
   } else if (auto m = model_from_meta(meta)) {
     r.model = m;
     model_source = "the log (" + meta.source("layers") + ")";
@@ -238,10 +248,10 @@ void Resolver::model() {
 void Resolver::convention() {
   r.convention = opt.convention.value_or(Convention::kPalm);
   use("convention", to_string(r.convention),
-      opt.convention ? "flag --convention" : "default (PaLM, the MFU definition)");
+      opt.convention ? given(Input::kConvention) : "default (PaLM, the MFU definition)");
   if (opt.recompute) {
     r.recompute = *opt.recompute;
-    use("recompute", to_string(r.recompute), "flag --recompute");
+    use("recompute", to_string(r.recompute), given(Input::kRecompute));
   } else if (auto rc = meta.text("recompute")) {
     try {
       r.recompute = parse_recompute(*rc);
@@ -264,10 +274,10 @@ void Resolver::convention() {
 void Resolver::work() {
   if (opt.tokens_per_step) {
     r.tokens_default = *opt.tokens_per_step;
-    use("tokens_per_step", fmt_count(r.tokens_default), "flag --tokens-per-step");
+    use("tokens_per_step", fmt_count(r.tokens_default), given(Input::kTokensPerStep));
   } else if (opt.batch && known(r.seq_len)) {
     r.tokens_default = *opt.batch * r.seq_len;
-    use("tokens_per_step", fmt_count(r.tokens_default), "flag --batch x seq_len");
+    use("tokens_per_step", fmt_count(r.tokens_default), given(Input::kBatch) + " x seq_len");
   } else if (auto t = meta.number("tokens_per_step")) {
     r.tokens_default = *t;
     use("tokens_per_step", fmt_count(r.tokens_default), meta.source("tokens_per_step"));
@@ -278,7 +288,7 @@ void Resolver::work() {
   }
   if (opt.flops_per_step) {
     r.flops_default = *opt.flops_per_step;
-    use("flops_per_step", format_flops(r.flops_default), "flag --flops");
+    use("flops_per_step", format_flops(r.flops_default), given(Input::kFlopsPerStep));
   }
 }
 

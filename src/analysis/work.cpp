@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "analysis/stages.hpp"
+#include "mfu/inputs.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -134,9 +135,11 @@ WorkPlan plan_work(const Run& run, const Resolved& r, const Records& rec, Analys
     w.flops_by_tokens = flops_by_tokens(run, rec, w);
   if (w.source == WorkSource::kNone)
     a.unknowns.push_back(
-        r.model ? "tokens per step: pass --tokens-per-step, or --batch with the sequence length"
-                : "model FLOPs: pass --model PRESET|config.json (or the shape flags), or --flops "
-                  "per step");
+        r.model ? fmt::format("tokens per step: give {}, or {} with {}",
+                              input_phrase(Input::kTokensPerStep), input_phrase(Input::kBatch),
+                              input_phrase(Input::kSeqLen))
+                : fmt::format("model FLOPs: give {} (or {}), or {}", input_phrase(Input::kModel),
+                              input_phrase(Input::kShape), input_phrase(Input::kFlopsPerStep)));
   a.flops_source = w.source_name();
   a.flops_from_log = w.source == WorkSource::kLog;
   a.flops_from_framework = w.source == WorkSource::kFramework;

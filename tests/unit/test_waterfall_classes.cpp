@@ -124,10 +124,10 @@ TEST(WaterfallClasses, SentinelValuesAreUnknownWithTheirLine) {
   const Analysis a = analyze_text(e);
   expect_answer(e, a);
   // Lines: the meta line is 1, step N is line N + 1.
-  EXPECT_TRUE(any_warning_contains(a, "sentinel.jsonl:6: step 5: data_s"));
-  EXPECT_TRUE(any_warning_contains(a, "sentinel.jsonl:7: step 6: tokens"));
-  EXPECT_TRUE(any_warning_contains(a, "sentinel.jsonl:8: step 7: model_flops"));
-  EXPECT_TRUE(any_warning_contains(a, "sentinel.jsonl:9: step 8: comm_s"));
+  EXPECT_TRUE(any_warning_contains(a, "sentinel.jsonl:6: step 5: data_s:"));
+  EXPECT_TRUE(any_warning_contains(a, "sentinel.jsonl:7: step 6: tokens:"));
+  EXPECT_TRUE(any_warning_contains(a, "sentinel.jsonl:8: step 7: model_flops:"));
+  EXPECT_TRUE(any_warning_contains(a, "sentinel.jsonl:9: step 8: comm_s:"));
   EXPECT_EQ(a.flops_filled, 1u);
 }
 
