@@ -43,6 +43,11 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
   j["tokens_per_s"] = opt(a.tokens_per_s);
   j["tokens_per_s_per_gpu"] = opt(a.tokens_per_s_per_gpu);
   j["wall_time_s"] = a.wall_time_s;
+  j["wall_time_source"] = a.clock_source;
+  j["mfu_time_s"] = a.mfu_time_s;
+  j["records_left_out"] = {{"impossible", a.outlier_records},
+                           {"flops_unknown", a.flops_left_out},
+                           {"flops_from_configuration", a.flops_filled}};
   j["gpu_hours"] = a.gpu_hours;
   j["convention"] = a.convention;
   j["recompute"] = a.recompute;

@@ -41,7 +41,8 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
   out << fmt::format("  step {} median (p05 {}, p95 {}) over {} steady iterations\n",
                      format_duration(a.step_time.median), format_duration(a.step_time.p05),
                      format_duration(a.step_time.p95), a.iterations_analyzed);
-  out << fmt::format("  wall time {}{}", format_duration(a.wall_time_s),
+  out << fmt::format("  wall time {}{}{}", format_duration(a.wall_time_s),
+                     a.clock_source.empty() ? "" : " (from " + a.clock_source + ")",
                      known(a.gpus)
                          ? fmt::format(" on {} GPUs = {} GPU-hours", format_number(a.gpus),
                                        format_number(a.gpu_hours, 4))
