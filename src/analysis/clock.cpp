@@ -34,8 +34,11 @@ Shift detect_shift(double delta, double expected, double resolution) {
       if (std::fabs(r + y) <= kDay) return {y, "a year-less timestamp rolling over New Year"};
     return {};
   }
+  // After a restart the downtime is unknown (>= 0): only a clock back by most of an hour
+  // reads as a daylight-saving change, one back by 365 days as a year-less roll-over.
   if (delta >= 0) return {};
-  if (delta + kHour >= 0) return {kHour, "a daylight-saving change (clock -1 h)"};
+  if (delta >= -kHour - 60 && delta <= -kHour + 600)
+    return {kHour, "a daylight-saving change (clock -1 h)"};
   for (double y : {365 * kDay, 366 * kDay})
     if (delta + y >= 0 && delta + y <= kDay)
       return {y, "a year-less timestamp rolling over New Year"};
@@ -116,19 +119,25 @@ void lay_out(const Records& rec, const std::vector<std::size_t>& timed,
     }
     const bool restart = (rec.flags[i] & kRecordSegmentStart) != 0;
     const double res = restart ? 0.0 : c.resolution;
-    const double x = carry + (ts[k] - ts[k - 1]) - d;
-    double squeeze = 0;
+    // Clock time since the previous record, with what earlier records carried; the cases
+    // below keep gap + span - (carry before - carry after) equal to the clock's delta, and
+    // never subtract a huge duration from a small clock (no rounding at its magnitude).
+    const double avail = carry + (ts[k] - ts[k - 1]);
+    const double x = avail - d;
     c.gap[i] = 0;
-    if (x > res) {
+    c.span[i] = d;
+    if (x > res) {  // a gap the clock shows
       c.gap[i] = x;
       carry = 0;
-    } else if (x >= -res) {
+    } else if (x >= -res) {  // within the clock's resolution: carried
       carry = x;
+    } else if (avail + res > 0) {  // the record claims more than the clock: squeezed
+      c.span[i] = avail + res;
+      carry = -res;
     } else {
-      squeeze = std::min(-x - res, d);
-      carry = x + squeeze;
+      c.span[i] = 0;
+      carry = avail;
     }
-    c.span[i] = d - squeeze;
   }
   // What is still carried belongs to the tail; a deficit comes out of the last records.
   double tail = c.end - ts.back() + carry;
