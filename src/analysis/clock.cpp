@@ -170,14 +170,17 @@ Clock plan_clock(const Run& run, const Records& rec) {
   std::vector<double> ts;
   bool moved_back = false;
   if (!correct_timestamps(run, rec, timed, c, ts, moved_back)) return c;
-  const std::size_t first = timed.front(), last = timed.back();
+  const std::size_t first = timed.front();
   const double first_start = ts.front() - rec.time[first] * rec.count[first];
-  const double raw_last = run.iterations[last].timestamp_s;
   // A correction that moved the clock back makes the log's earliest and latest timestamps
   // ambiguous: the wall clock then starts with the first step and ends with the last.
   c.start = moved_back ? first_start : std::min(run.first_timestamp_s - c.base, first_start);
-  c.end = ts.back();
-  if (!moved_back && run.last_timestamp_s > raw_last) c.end += run.last_timestamp_s - raw_last;
+  // The latest record, not the last one: records a little out of clock order (within the
+  // tolerance) must not end the wall clock before it starts.
+  // Lines after the last record extend the wall clock by their distance from it.
+  c.end = *std::max_element(ts.begin(), ts.end());
+  const double after_last = run.last_timestamp_s - run.iterations[timed.back()].timestamp_s;
+  if (!moved_back && after_last > 0) c.end = std::max(c.end, ts.back() + after_last);
   if (moved_back)
     c.warnings.push_back(
         "after the clock correction, the wall time runs from the first step to the last "

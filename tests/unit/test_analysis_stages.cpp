@@ -129,14 +129,16 @@ TEST(Stages, ClockSecondResolutionMakesNoSpuriousGapsAndStillAddsUp) {
 
 TEST(Stages, ClockCorrectsDaylightSavingAndYearRollover) {
   // +1 h between the 2nd and 3rd step (clocks go forward): corrected, wall 4 s.
-  const mfu::Run fwd = make_run({{1, 1, 1000}, {2, 1, 1001}, {3, 1, 1002 + 3600}, {4, 1, 1003 + 3600}});
+  const mfu::Run fwd =
+      make_run({{1, 1, 1000}, {2, 1, 1001}, {3, 1, 1002 + 3600}, {4, 1, 1003 + 3600}});
   const Clock a = plan_clock(fwd, read_records(fwd));
   ASSERT_TRUE(a.use);
   EXPECT_DOUBLE_EQ(a.end - a.start, 4.0);
   ASSERT_FALSE(a.warnings.empty());
   EXPECT_NE(a.warnings[0].find("run.log:4"), std::string::npos);
   // -1 h (clocks go back).
-  const mfu::Run back = make_run({{1, 1, 5000}, {2, 1, 5001}, {3, 1, 5002 - 3600}, {4, 1, 5003 - 3600}});
+  const mfu::Run back =
+      make_run({{1, 1, 5000}, {2, 1, 5001}, {3, 1, 5002 - 3600}, {4, 1, 5003 - 3600}});
   EXPECT_DOUBLE_EQ(
       plan_clock(back, read_records(back)).end - plan_clock(back, read_records(back)).start, 4.0);
   // A year-less stamp read as 1970: 31 Dec 23:59:59 then 1 Jan 00:00:00 reads 365 days back.
@@ -168,24 +170,32 @@ TEST(Stages, ClockSlowerThanTheStepsIsSetAside) {
 TEST(Stages, ClockSpansAlwaysTelescopeOnRandomClocks) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(0, 1);
+  int used = 0;
   for (int run_no = 0; run_no < 200; ++run_no) {
     std::vector<std::tuple<std::int64_t, double, double>> rows;
     double clock = 1.7e9 + u(rng) * 1e6;
     const bool whole = u(rng) < 0.5;
+    int step = 0;
     for (int i = 1; i <= 60; ++i) {
-      const double t = 0.2 + u(rng);
+      const double t = 0.2 + u(rng) * (u(rng) < 0.02 ? 1e6 : 1.0);  // now and then absurd
       clock += t * (0.985 + 0.03 * u(rng)) + (u(rng) < 0.1 ? 3 * u(rng) : 0.0);
-      rows.emplace_back(i, t, whole ? std::floor(clock) : clock);
+      // Restarts (the step goes back), some with the clock a little back or an hour back.
+      step = u(rng) < 0.05 ? std::max(1, step - 3) : step + 1;
+      const double jitter = u(rng) < 0.05 ? -30 * u(rng) : (u(rng) < 0.02 ? -3600.0 : 0.0);
+      rows.emplace_back(step, t, (whole ? std::floor(clock) : clock) + jitter);
     }
     const mfu::Run run = make_run(rows);
     const Clock c = plan_clock(run, read_records(run));
     if (!c.use) continue;
+    ++used;
+    EXPECT_GE(c.end - c.start, 0) << run_no;
     EXPECT_NEAR(sum_of(c), c.end - c.start, 1e-9 * (c.end - c.start)) << run_no;
     for (std::size_t i = 0; i < c.span.size(); ++i) {
       EXPECT_GE(c.span[i], 0);
       EXPECT_GE(c.gap[i], 0);
     }
   }
+  EXPECT_GT(used, 40);  // the clock stands in enough of them to test something
 }
 
 // ---- one record -------------------------------------------------------------------------
