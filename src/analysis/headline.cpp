@@ -11,12 +11,6 @@
 namespace mfu::detail {
 namespace {
 
-std::string inputs_list(const Analysis& a) {
-  std::string s;
-  for (const auto& u : a.used) s += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
-  return s;
-}
-
 void framework_count(const Resolved& r, const Totals& t, Analysis& a) {
   if (!(t.reported_time > 0)) return;
   a.framework_flops_per_s_per_gpu = t.reported_sum / t.reported_time;

@@ -28,6 +28,12 @@ std::string where(const Run& run, std::uint16_t file, std::uint32_t line) {
 
 }  // namespace
 
+std::string inputs_list(const Analysis& a) {
+  std::string s;
+  for (const auto& u : a.used) s += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
+  return s;
+}
+
 std::string record_location(const Run& run, std::size_t i) {
   const Iteration it = run.iterations[i];
   return where(run, it.file, it.line);

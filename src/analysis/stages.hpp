@@ -38,6 +38,9 @@ struct Records {
   std::vector<std::string> warnings;  ///< invalid fields, with file:line (capped)
 };
 
+/// The inputs the analysis used with their sources, for messages: "gpus=8 (flag); ...".
+[[nodiscard]] std::string inputs_list(const Analysis& a);
+
 /// "file:line" of record i, for messages.
 [[nodiscard]] std::string record_location(const Run& run, std::size_t i);
 

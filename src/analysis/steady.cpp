@@ -46,12 +46,6 @@ std::pair<double, double> level_of(const Records& rec, std::uint8_t skip) {
   return {d.median, kMadToSigma * d.mad};
 }
 
-std::string inputs_list(const Analysis& a) {
-  std::string s;
-  for (const auto& u : a.used) s += fmt::format("{}={} ({}); ", u.name, u.value, u.source);
-  return s;
-}
-
 void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, Records& rec,
                    Steady& st, const Analysis& a) {
   const double median = level_of(rec, kLeftOut).first;
