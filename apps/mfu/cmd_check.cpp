@@ -43,26 +43,25 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     std::string min_mfu, max_step_time, min_tokens, min_goodput, baseline,
         max_regression = "5%", config, junit, output = "text", out_file, min_steps = "5",
         mfu_scope = "steady";
-    std::vector<std::string> max_bucket;
-    bool strict = false;
+    std::vector<std::string> max_bucket, allow_different;
+    bool strict = false, allow_partial = false;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("check", "CI gate: fail (exit 1) when training got slower");
   cmd->footer(
-      "Thresholds compare the steady state (warm-up excluded). With --baseline, the drop in MFU "
-      "(or\n"
-      "throughput) against a report saved by 'mfu analyze --output json' must stay under\n"
-      "--max-regression; a drop inside the run-to-run noise of the step times (Mann-Whitney U and "
-      "a\n"
-      "bootstrap interval) does not fail unless --strict. A log that cannot be parsed, or with too "
-      "few\n"
-      "steady steps, never passes. Settings can live in mfu.toml or .mfu.json (keys = long flag "
-      "names).\n\n"
+      "Thresholds compare the steady state (warm-up excluded). With --baseline, steady MFU and\n"
+      "tokens/s per GPU (the step time when neither is known for both) must not drop more than\n"
+      "--max-regression beyond the per-step noise (a bootstrap interval of the ratio of medians);\n"
+      "a baseline from other hardware, another model, convention or dtype is refused unless\n"
+      "--allow-different names the difference. Settings can live in mfu.toml or .mfu.json\n"
+      "(keys = long flag names).\n\n"
       "Examples:\n"
       "  mfu check run.log --min-mfu 40%\n"
       "  mfu check run.log --baseline baseline.json --max-regression 5% --junit mfu-junit.xml\n"
       "  mfu check run.log --max-bucket comm=15% --max-bucket io=5% --min-tokens-per-sec 1.2M\n"
-      "Exit codes: 0 passed, 1 a check failed, 2 bad usage or unreadable input.");
+      "Exit codes: 0 passed, 1 a check failed, 2 bad usage, unreadable input, or a run that "
+      "cannot be judged\n(too few steady steps, only warm-up, the gated number unknown, a cut-off or "
+      "mostly unreadable log,\na baseline that is invalid or from other hardware or another model).");
   cmd->add_option("inputs", f->inputs, "Log files, directories, or - for stdin")->required();
   add_model_flags(cmd, f->model);
   add_hardware_flags(cmd, f->hw);
@@ -88,6 +87,14 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--max-regression", f->max_regression,
                   "Largest MFU/throughput drop allowed (default 5%)")
       ->group("Baseline");
+  cmd->add_option("--allow-different", f->allow_different,
+                  "Differences from the baseline that are intended: gpu, gpus, model, convention, "
+                  "dtype (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"gpu", "gpus", "model", "convention", "dtype"}))
+      ->group("Baseline");
+  cmd->add_flag("--allow-partial", f->allow_partial,
+                "Judge a truncated input (a job that died) instead of refusing it");
   cmd->add_option("--min-steps", f->min_steps,
                   "Fewest steady step records to judge a run (default 5)")
       ->group("Thresholds");
@@ -101,50 +108,17 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     // Settings fill every flag the command line leaves unset.
     const std::string settings = f->config.empty() ? find_settings() : f->config;
     if (!settings.empty()) {
-      std::map<std::string, std::string*> text = {{"min-mfu", &f->min_mfu},
-                                                  {"max-step-time", &f->max_step_time},
-                                                  {"min-tokens-per-sec", &f->min_tokens},
-                                                  {"min-goodput", &f->min_goodput},
-                                                  {"baseline", &f->baseline},
-                                                  {"max-regression", &f->max_regression},
-                                                  {"mfu-scope", &f->mfu_scope},
-                                                  {"min-steps", &f->min_steps},
-                                                  {"junit", &f->junit},
-                                                  {"model", &f->model.model},
-                                                  {"params", &f->model.params},
-                                                  {"layers", &f->model.layers},
-                                                  {"hidden", &f->model.hidden},
-                                                  {"heads", &f->model.heads},
-                                                  {"kv-heads", &f->model.kv_heads},
-                                                  {"ffn", &f->model.ffn},
-                                                  {"vocab", &f->model.vocab},
-                                                  {"seq-len", &f->model.seq_len},
-                                                  {"convention", &f->model.convention},
-                                                  {"recompute", &f->model.recompute},
-                                                  {"gpu", &f->hw.gpu},
-                                                  {"gpus", &f->hw.gpus},
-                                                  {"dtype", &f->hw.dtype},
-                                                  {"peak", &f->hw.peak},
-                                                  {"tokens-per-step", &f->work.tokens_per_step},
-                                                  {"batch", &f->work.batch},
-                                                  {"flops", &f->work.flops},
-                                                  {"micro-batches", &f->work.micro_batches},
-                                                  {"warmup", &f->work.warmup},
-                                                  {"format", &f->ingest.format}};
+      // A setting is a flag of this command by its long name: the flag's own definition
+      // parses and checks it, and the command line wins over the file.
       for (const auto& [key, values] : load_settings(settings)) {
-        const std::string flag = "--" + key;
-        if (key == "max-bucket") {
-          if (cmd->count(flag) == 0) f->max_bucket = values;
-        } else if (key == "strict") {
-          if (cmd->count(flag) == 0 && !values.empty())
-            f->strict = values.front() == "true" || values.front() == "1";
-        } else if (auto it = text.find(key); it != text.end()) {
-          if (cmd->count(flag) == 0 && !values.empty()) *it->second = values.front();
-        } else {
+        CLI::Option* opt = cmd->get_option_no_throw("--" + key);
+        if (opt == nullptr || key == "config")
           throw Error(fmt::format("{}: unknown setting '{}'", settings, key),
-                      "settings use the long flag names of mfu check, e.g. min-mfu, gpu, baseline, "
-                      "max-bucket");
-        }
+                      "settings are the long flags of mfu check without the dashes (mfu check "
+                      "--help), e.g. min-mfu, gpu, baseline, max-bucket");
+        if (opt->count() > 0) continue;
+        for (const auto& v : values) opt->add_result(v);
+        opt->run_callback();
       }
       if (!g.quiet) info(fmt::format("settings from {}", settings));
     }
@@ -165,6 +139,8 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     // --strict (from the input flags) also makes the baseline comparison strict.
     o.strict = f->strict || f->ingest.strict;
     o.min_steady_steps = static_cast<std::size_t>(parse_count(f->min_steps));
+    o.allow_different = f->allow_different;
+    o.allow_partial = f->allow_partial;
     if (!f->baseline.empty()) o.baseline = load_baseline(f->baseline);
     const OutputFormat format = parse_output_format(f->output);
     const AnalyzeOptions opt = analyze_options(f->model, f->hw, f->work);
@@ -172,7 +148,9 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, load_gpu_db(g));
-    const GateResult r = evaluate_gate(a, run, o);
+    GateResult r = evaluate_gate(a, run, o);
+    r.notes.push_back(settings.empty() ? std::string("settings: none (no mfu.toml or .mfu.json found)")
+                                       : "settings: " + settings);
     render_gate(r, a, format, out.to_stdout() && use_color(g), out.stream());
     out.commit();
     if (!f->junit.empty()) {
@@ -182,7 +160,8 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     }
     if (const char* gha = std::getenv("GITHUB_ACTIONS");
         gha != nullptr && std::string(gha) == "true") {
-      render_github_annotations(r, std::cout);
+      // Annotations go to stderr: stdout holds only the report asked for.
+      render_github_annotations(r, std::cerr);
       if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
           summary != nullptr && *summary != '\0') {
         std::ofstream s(summary, std::ios::app);
@@ -190,6 +169,7 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
         render_analysis(a, run, OutputFormat::kMarkdown, RenderOptions{}, s);
       }
     }
+    if (!r.cannot_judge.empty()) return kExitError;  // no verdict: neither pass nor fail
     return r.passed ? kExitOk : kExitGateFailed;
   };
 }

@@ -209,6 +209,10 @@ struct Analysis {
   /// Steady-state step times (one per record, warm-up and redone work left out; at most 5000,
   /// evenly sampled): what a baseline comparison tests against.
   std::vector<double> steady_step_times_s;
+  /// Per-record MFU and tokens/s per GPU of the same steady records (records where they are
+  /// unknown left out): the per-step noise of the levels a baseline comparison gates on.
+  std::vector<double> steady_mfu_sample;
+  std::vector<double> steady_tokens_per_s_per_gpu_sample;
   /// The mean steady step split into buckets (seconds per iteration; stall excess left out):
   /// what mfu whatif scales. Buckets absent are zero.
   std::map<std::string, double> steady_step_split_s;

@@ -27,11 +27,16 @@ struct Baseline {
   std::optional<double> mfu_steady;
   std::optional<double> mfu;
   std::optional<double> tokens_per_s;
+  std::optional<double> tokens_per_s_per_gpu;
   std::optional<double> step_time_median_s;
   std::optional<double> model_flops_per_token;
   std::optional<double> gpus;
   std::string gpu;
+  std::string dtype;
+  std::string convention;
   std::vector<double> step_times_s;  ///< steady step-time sample
+  std::vector<double> mfu_sample;    ///< steady per-record MFU sample
+  std::vector<double> tokens_per_s_per_gpu_sample;
 };
 
 /// Reads a report written by `mfu analyze --output json`. Throws mfu::Error naming the file.
@@ -47,6 +52,11 @@ struct GateOptions {
   std::map<std::string, double> max_bucket;  ///< bucket name -> largest fraction of wall time
   std::optional<Baseline> baseline;
   double max_regression = 0.05;  ///< relative MFU (or throughput) drop allowed against the baseline
+  /// Differences from the baseline that are intended: "gpu", "gpus", "model", "convention",
+  /// "dtype". Any other difference makes the runs incomparable (mfu::Error).
+  std::vector<std::string> allow_different;
+  bool allow_partial = false;  ///< judge a truncated input instead of refusing it
+  double max_unreadable_share = 0.10;  ///< more record lines unreadable than this: no verdict
   bool strict = false;           ///< fail on the point estimate even inside the noise
   std::size_t min_steady_steps = 5;  ///< fewer steady records than this never pass
   double alpha = 0.05;               ///< significance of the regression tests
@@ -76,13 +86,19 @@ struct RegressionTest {
 
 struct GateResult {
   bool passed = true;
+  /// Why the run cannot be judged (no steady steps, the gated quantity unknown, a truncated or
+  /// mostly unreadable input): a verdict would mean nothing, so the gate neither passes nor
+  /// fails (the CLI exits 2).
+  std::vector<std::string> cannot_judge;
   std::vector<CheckResult> checks;
   std::optional<RegressionTest> regression;
   std::vector<std::string> notes;
 };
 
-/// Evaluates every threshold given. A run that cannot be judged (no MFU when --min-mfu is
-/// asked, too few steady steps) fails the check concerned, never passes.
+/// Evaluates every threshold given and the baseline comparison. A run that cannot be judged
+/// (too few steady steps, only warm-up, the gated quantity unknown, a truncated or mostly
+/// unreadable input) gets `cannot_judge` reasons and never passes. Throws mfu::Error when no
+/// threshold or baseline is given, or when the baseline is not comparable with the run.
 [[nodiscard]] GateResult evaluate_gate(const Analysis& analysis, const Run& run,
                                        const GateOptions& options);
 

@@ -42,9 +42,32 @@ void fill_buckets_and_fixes(const AnalyzeOptions& opt, const Totals& t, Analysis
   }
 }
 
+namespace {
+
+/// Steady records' step times, MFU and tokens/s per GPU, at most 5000 evenly spaced: what a
+/// baseline comparison estimates the per-step noise from.
+void steady_samples(const Run& run, const WorkPlan& work, const Records& rec, Analysis& a) {
+  constexpr std::uint8_t kNotSteady = kRecordLost | kRecordOutlier | kRecordWarmup;
+  std::vector<std::size_t> steady;
+  for (std::size_t i = 0; i < rec.time.size(); ++i)
+    if (!std::isnan(rec.time[i]) && !(rec.flags[i] & kNotSteady)) steady.push_back(i);
+  const std::size_t stride = std::max<std::size_t>(1, (steady.size() + 4999) / 5000);
+  const double PG = a.peak_flops_per_gpu * a.gpus;
+  for (std::size_t k = 0; k < steady.size(); k += stride) {
+    const std::size_t i = steady[k];
+    const double t = rec.time[i];
+    a.steady_step_times_s.push_back(t);
+    const Iteration it = validated(run.iterations[i]);
+    const double f = work.flops(it, t), tokens = work.tokens(it);
+    if (known(f) && known(PG)) a.steady_mfu_sample.push_back(f / (PG * t));
+    if (known(tokens) && known(a.gpus)) a.steady_tokens_per_s_per_gpu_sample.push_back(tokens / (t * a.gpus));
+  }
+}
+
+}  // namespace
+
 void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const Steady& st,
                  Totals& t, Analysis& a) {
-  (void)work;
   a.stalls = std::move(t.stalls);
   a.stalls.threshold_s = st.stall_threshold;
   a.stalls.period_steps = st.period_steps;
@@ -58,15 +81,7 @@ void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const
   a.step_time = st.step_time;
   a.record_flags = rec.flags;
   const std::size_t n = rec.time.size();
-  constexpr std::uint8_t kNotSteady = kRecordLost | kRecordOutlier | kRecordWarmup;
-  {
-    std::vector<double> steady;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!std::isnan(rec.time[i]) && !(rec.flags[i] & kNotSteady)) steady.push_back(rec.time[i]);
-    const std::size_t stride = std::max<std::size_t>(1, (steady.size() + 4999) / 5000);
-    for (std::size_t i = 0; i < steady.size(); i += stride)
-      a.steady_step_times_s.push_back(steady[i]);
-  }
+  steady_samples(run, work, rec, a);
   // Series for charts: at most ~2000 points, keeping each block's slowest record.
   const std::size_t stride = std::max<std::size_t>(1, (n + 1999) / 2000);
   for (std::size_t b0 = 0; b0 < n; b0 += stride) {

@@ -7,8 +7,10 @@
 #include <cmath>
 
 #include "analysis/waterfall.hpp"
+#include "gate/compare.hpp"
 #include "gate/statistics.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/units.hpp"
 
 namespace mfu {
@@ -58,25 +60,23 @@ std::string worst_bucket(const Analysis& a) {
 
 }  // namespace
 
-GateResult evaluate_gate(const Analysis& a, const Run& run, const GateOptions& o) {
-  (void)run;
-  GateResult r;
-  const std::string look = worst_bucket(a);
-  const std::size_t steady = a.steady_step_times_s.size();
-  if (steady < o.min_steady_steps) {
-    CheckResult c;
-    c.name = "enough-steps";
-    c.passed = false;
-    c.measured = static_cast<double>(steady);
-    c.limit = static_cast<double>(o.min_steady_steps);
-    c.comparison = ">=";
-    c.unit = "records";
-    c.message = fmt::format(
-        "only {} steady-state step records ({} needed to judge a run): a run too short to "
-        "measure never passes",
-        steady, o.min_steady_steps);
-    r.checks.push_back(c);
-  }
+namespace {
+
+/// The largest avoidable bucket of the steady step (for steady-state gates: startup cannot
+/// move them) or of the whole run: where to look when a threshold fails.
+std::string steady_worst_bucket(const Analysis& a) {
+  std::string best;
+  double most = 0;
+  for (const auto& [name, seconds] : a.steady_step_split_s)
+    if (name != "compute" && seconds > most) {
+      most = seconds;
+      best = name;
+    }
+  return best;
+}
+
+void add_thresholds(const Analysis& a, const GateOptions& o, GateResult& r) {
+  const std::string look = o.whole_run_mfu ? worst_bucket(a) : steady_worst_bucket(a);
   if (o.min_mfu) {
     const std::optional<double> m = o.whole_run_mfu ? a.mfu : a.mfu_steady;
     r.checks.push_back(at_least(
@@ -107,7 +107,9 @@ GateResult evaluate_gate(const Analysis& a, const Run& run, const GateOptions& o
     r.checks.push_back(
         at_least("min-tokens-per-sec", a.tokens_per_s, *o.min_tokens_per_s, "tokens/s",
                  "tokens/s (steady state)",
-                 "tokens per step are unknown: pass --tokens-per-step or --batch with --seq-len",
+                 "tokens per step are unknown: give " + input_phrase(Input::kTokensPerStep) +
+                     ", or " + input_phrase(Input::kBatch) + " with " +
+                     input_phrase(Input::kSeqLen),
                  look, rate));
   if (o.min_goodput)
     r.checks.push_back(at_least("min-goodput", a.goodput, *o.min_goodput, "ratio", "goodput",
@@ -121,7 +123,7 @@ GateResult evaluate_gate(const Analysis& a, const Run& run, const GateOptions& o
     c.bucket = name;
     const Bucket* b = a.bucket(name);
     if (b == nullptr) {
-      throw Error(fmt::format("unknown bucket '{}' in --max-bucket", name),
+      throw Error(fmt::format("unknown bucket '{}' in a bucket limit", name),
                   "buckets: compute, compute_inefficiency, comm, io, idle, checkpoint, restart, "
                   "startup, eval, other");
     }
@@ -133,93 +135,57 @@ GateResult evaluate_gate(const Analysis& a, const Run& run, const GateOptions& o
       c.message += "; it is residual time, so the log's timers do not say more";
     r.checks.push_back(c);
   }
-  if (o.baseline) {
-    const Baseline& base = *o.baseline;
-    CheckResult c;
-    c.name = "max-regression";
-    c.limit = o.max_regression;
-    c.comparison = "<=";
-    c.unit = "ratio";
-    c.bucket = look;
-    RegressionTest t;
-    // The metric: MFU when both runs have it, else throughput, else step time (same work assumed).
-    double ratio_point = kUnknown;  // current / baseline of the metric (higher is better)
-    if (a.mfu_steady && base.mfu_steady) {
-      t.metric = "MFU";
-      ratio_point = *a.mfu_steady / *base.mfu_steady;
-    } else if (a.tokens_per_s && base.tokens_per_s) {
-      t.metric = "throughput";
-      ratio_point = *a.tokens_per_s / *base.tokens_per_s;
-    } else if (known(a.step_time.median) && base.step_time_median_s) {
-      t.metric = "step time";
-      ratio_point = *base.step_time_median_s / a.step_time.median;
-      r.notes.push_back(
-          "neither MFU nor tokens/s is known for both runs: the comparison assumes the same work "
-          "per "
-          "step and compares step times");
-    }
-    if (base.gpus && known(a.gpus) && *base.gpus != a.gpus)
-      r.notes.push_back(fmt::format("the baseline ran on {} GPUs, this run on {}",
-                                    format_number(*base.gpus), format_number(a.gpus)));
-    if (!known(ratio_point)) {
-      c.message =
-          "the baseline and this run share no comparable metric (MFU, tokens/s or step time)";
-    } else {
-      t.drop = 1.0 - ratio_point;
-      c.measured = t.drop;
-      const auto& cur = a.steady_step_times_s;
-      const auto& bs = base.step_times_s;
-      if (cur.size() >= 3 && bs.size() >= 3) {
-        // Noise: the spread of both runs' step times. The metric moves inversely with the
-        // median step time at fixed work per step.
-        t.p_value = mann_whitney_greater(cur, bs);
-        const auto [lo, hi] = detail::bootstrap_ratio_ci(cur, bs, o.alpha, o.seed);
-        const double med_ratio = detail::median_of(cur) / detail::median_of(bs);
-        // drop = 1 - ratio_point * med_ratio / ratio_b  for a resampled median ratio ratio_b.
-        t.ci_low = 1.0 - ratio_point * med_ratio / lo;
-        t.ci_high = 1.0 - ratio_point * med_ratio / hi;
-        if (t.ci_low > t.ci_high) std::swap(t.ci_low, t.ci_high);
-        t.significant = t.p_value < o.alpha && t.ci_low > 0;
-      } else {
-        r.notes.push_back("too few step times in the baseline or this run for a noise estimate");
-      }
-      const bool over = t.drop > o.max_regression;
-      if (!over) {
-        c.passed = true;
-        const double change = std::fabs(t.drop) < 5e-4 ? 0.0 : -t.drop * 100;
-        c.message =
-            fmt::format("{} changed {:+.1f}% against the baseline (a drop up to {} is allowed)",
-                        t.metric, change, pct(o.max_regression));
-      } else if (o.strict || t.significant) {
-        c.passed = false;
-        c.message = fmt::format(
-            "{} dropped {} against the baseline (allowed {}){}", t.metric, pct(t.drop),
-            pct(o.max_regression),
-            known(t.p_value)
-                ? fmt::format("; beyond the noise: p = {:.3g}, {:.0f}% CI of the drop "
-                              "[{}, {}]",
-                              t.p_value, (1 - o.alpha) * 100, pct(t.ci_low), pct(t.ci_high))
-                : std::string());
-        if (!look.empty()) c.message += fmt::format("; look at '{}'", look);
-      } else {
-        c.passed = true;
-        c.message = fmt::format(
-            "{} dropped {} against the baseline (allowed {}) but within the noise (p = {:.3g}, "
-            "{:.0f}% CI of the drop [{}, {}]); --strict would fail it",
-            t.metric, pct(t.drop), pct(o.max_regression), t.p_value, (1 - o.alpha) * 100,
-            pct(t.ci_low), pct(t.ci_high));
-      }
-    }
-    r.regression = t;
-    r.checks.push_back(c);
-  }
-  if (r.checks.empty()) {
-    r.notes.push_back(
-        "no threshold given: pass --min-mfu, --max-step-time, --min-tokens-per-sec, --max-bucket, "
-        "--min-goodput or --baseline");
-  }
+}
+
+bool any_threshold(const GateOptions& o) {
+  return o.min_mfu || o.max_step_time_s || o.min_tokens_per_s || o.min_goodput ||
+         !o.max_bucket.empty() || o.baseline;
+}
+
+/// Why a verdict on this run would mean nothing; one rule for every gate.
+std::vector<std::string> reasons_not_to_judge(const Analysis& a, const Run& run,
+                                              const GateOptions& o) {
+  std::vector<std::string> why;
+  const std::size_t steady = a.steady_step_times_s.size();
+  if (a.iterations_total == 0 || steady == 0)
+    why.push_back("the log has no timed steady-state step");
+  else if (a.warmup_iterations >= a.iterations_total)
+    why.push_back("every step of the log is warm-up: there is no steady state to judge");
+  else if (steady < o.min_steady_steps)
+    why.push_back(fmt::format(
+        "only {} steady-state step records ({} needed to judge a run; the minimum is a setting)",
+        steady, o.min_steady_steps));
+  if (run.truncated && !o.allow_partial)
+    why.push_back(
+        "the input is cut off (a truncated or corrupt file, or a job that died): judging a "
+        "partial run needs it said explicitly (allow-partial)");
+  const double lines = static_cast<double>(run.malformed_lines) +
+                       static_cast<double>(run.iterations.size());
+  if (lines > 0 && static_cast<double>(run.malformed_lines) > o.max_unreadable_share * lines)
+    why.push_back(fmt::format("{} of {} record lines could not be read (more than {})",
+                              run.malformed_lines, static_cast<std::size_t>(lines),
+                              format_percent(o.max_unreadable_share, 0)));
+  return why;
+}
+
+}  // namespace
+
+GateResult evaluate_gate(const Analysis& a, const Run& run, const GateOptions& o) {
+  if (!any_threshold(o))
+    throw Error("no threshold and no baseline: there is nothing to check",
+                "give a threshold (min-mfu, max-step-time, min-tokens-per-sec, max-bucket, "
+                "min-goodput) or a baseline report");
+  GateResult r;
+  r.cannot_judge = reasons_not_to_judge(a, run, o);
+  add_thresholds(a, o, r);
+  if (o.baseline)
+    for (auto& c : detail::compare_with_baseline(a, o, r)) r.checks.push_back(std::move(c));
+  // A gated quantity that is unknown cannot be judged either: neither pass nor fail.
+  for (const auto& c : r.checks)
+    if (!known(c.measured))
+      r.cannot_judge.push_back(fmt::format("{}: {}", c.name, c.message));
+  r.passed = r.cannot_judge.empty();
   for (const auto& c : r.checks) r.passed = r.passed && c.passed;
-  if (a.mfu && *a.mfu > 1.0) r.passed = false;  // never reached: analyze throws first
   return r;
 }
 

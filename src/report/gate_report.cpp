@@ -32,6 +32,12 @@ nlohmann::json num(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+/// "passed", "failed" or "cannot judge" (the run gives no verdict: exit 2).
+const char* verdict(const GateResult& r) {
+  if (!r.cannot_judge.empty()) return "cannot judge";
+  return r.passed ? "passed" : "failed";
+}
+
 }  // namespace
 
 void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bool color,
@@ -40,6 +46,8 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
     nlohmann::json j;
     j["schema_version"] = kJsonSchemaVersion;
     j["passed"] = r.passed;
+    j["verdict"] = verdict(r);
+    j["cannot_judge"] = r.cannot_judge;
     j["checks"] = nlohmann::json::array();
     for (const auto& c : r.checks)
       j["checks"].push_back({{"name", c.name},
@@ -64,7 +72,9 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
     return;
   }
   if (format == OutputFormat::kMarkdown) {
-    out << fmt::format("## mfu check: {}\n\n", r.passed ? "passed" : "**failed**");
+    out << fmt::format("## mfu check: {}\n\n", r.passed ? "passed" : fmt::format("**{}**", verdict(r)));
+    for (const auto& w : r.cannot_judge) out << "- cannot judge: " << w << '\n';
+    if (!r.cannot_judge.empty()) out << '\n';
     out << "| check | result | measured | limit | details |\n|---|---|---|---|---|\n";
     for (const auto& c : r.checks) {
       auto v = [&](double x) {
@@ -84,8 +94,10 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
   const char* green = color ? "\x1b[32m" : "";
   const char* red = color ? "\x1b[31m" : "";
   const char* reset = color ? "\x1b[0m" : "";
-  out << fmt::format("mfu check: {}{}{}\n", r.passed ? green : red, r.passed ? "passed" : "FAILED",
+  out << fmt::format("mfu check: {}{}{}\n", r.passed ? green : red,
+                     r.cannot_judge.empty() ? (r.passed ? "passed" : "FAILED") : "CANNOT JUDGE",
                      reset);
+  for (const auto& w : r.cannot_judge) out << "  cannot judge: " << w << '\n';
   for (const auto& c : r.checks)
     out << fmt::format("  {}{}{}  {:<22} {}\n", c.passed ? green : red, c.passed ? "pass" : "FAIL",
                        reset, c.name, c.message);
@@ -100,14 +112,25 @@ void render_junit(const GateResult& r, const Analysis& a, std::ostream& out) {
   out << fmt::format("<testsuites name=\"mfu\" tests=\"{}\" failures=\"{}\">\n", r.checks.size(),
                      failures);
   out << fmt::format(
-      "  <testsuite name=\"mfu check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
-      r.checks.size(), failures);
+      "  <testsuite name=\"mfu check\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+      "skipped=\"0\">\n",
+      r.checks.size() + (r.cannot_judge.empty() ? 0 : 1), failures, r.cannot_judge.empty() ? 0 : 1);
   out << "    <properties>\n";
   out << fmt::format("      <property name=\"inputs\" value=\"{}\"/>\n",
                      detail::escape_markup(fmt::format("{}", fmt::join(a.inputs, " "))));
-  out << fmt::format("      <property name=\"mfu\" value=\"{}\"/>\n",
-                     a.mfu ? fmt::format("{}", *a.mfu) : "unknown");
+  // The values the checks judged, not the whole-run MFU they may not have looked at.
+  for (const auto& c : r.checks)
+    out << fmt::format("      <property name=\"{}\" value=\"{}\"/>\n",
+                       detail::escape_markup(c.name),
+                       std::isfinite(c.measured) ? fmt::format("{}", c.measured) : "unknown");
   out << "    </properties>\n";
+  if (!r.cannot_judge.empty()) {
+    const std::string why = fmt::format("{}", fmt::join(r.cannot_judge, "; "));
+    out << fmt::format(
+        "    <testcase classname=\"mfu.check\" name=\"judgeable\">\n      <error "
+        "message=\"{}\" type=\"cannot judge\">{}</error>\n    </testcase>\n",
+        detail::escape_markup(why), detail::escape_markup(why));
+  }
   for (const auto& c : r.checks) {
     out << fmt::format("    <testcase classname=\"mfu.check\" name=\"{}\">",
                        detail::escape_markup(c.name));
@@ -126,6 +149,8 @@ void render_junit(const GateResult& r, const Analysis& a, std::ostream& out) {
 }
 
 void render_github_annotations(const GateResult& r, std::ostream& out) {
+  for (const auto& w : r.cannot_judge)
+    out << "::error title=mfu check cannot judge::" << gh(w) << '\n';
   for (const auto& c : r.checks) {
     if (c.passed)
       out << "::notice title=mfu check " << gh(c.name) << "::" << gh(c.message) << '\n';

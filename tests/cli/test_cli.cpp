@@ -160,7 +160,9 @@ TEST(Cli, CheckExitCodesJunitAndGithubOutputs) {
   const auto fail = run_mfu("check " + log + " --min-mfu 60% --junit " + junit,
                             "GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=" + summary);
   EXPECT_EQ(fail.exit_code, 1);
-  EXPECT_NE(fail.out.find("::error title=mfu check min-mfu::"), std::string::npos);
+  // Annotations go to stderr: stdout holds only the report.
+  EXPECT_NE(fail.err.find("::error title=mfu check min-mfu::"), std::string::npos);
+  EXPECT_EQ(fail.out.find("::"), std::string::npos);
   EXPECT_NE(test::read_file(junit).find("<failure"), std::string::npos);
   EXPECT_NE(test::read_file(summary).find("## mfu check: **failed**"), std::string::npos);
   EXPECT_EQ(run_mfu("check /nonexistent.log --min-mfu 30%").exit_code, 2);
