@@ -206,8 +206,11 @@ double parse_quantity(std::string_view text, Quantity kind) {
   if (result < 0) fail(text, kind, "it is negative");
   if (!std::isfinite(result)) fail(text, kind, "it is too large");
   if (kind == Quantity::kRatio) {
-    if (unit->family == UnitFamily::kNone && result > 1.0) {
-      fail(text, kind, "a bare number above 1 is ambiguous; write a percentage with '%'");
+    // "1" reads as 1% to some and 100% to others; a fraction below 1 is unambiguous.
+    if (unit->family == UnitFamily::kNone && result >= 1.0) {
+      fail(text, kind,
+           "a bare number of 1 or more is ambiguous (1% or 100%?); write a percentage with '%', "
+           "or a fraction below 1");
     }
     if (result > 1.0) fail(text, kind, "a share cannot exceed 100%");
   }

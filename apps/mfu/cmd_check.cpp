@@ -60,8 +60,10 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
       "  mfu check run.log --baseline baseline.json --max-regression 5% --junit mfu-junit.xml\n"
       "  mfu check run.log --max-bucket comm=15% --max-bucket io=5% --min-tokens-per-sec 1.2M\n"
       "Exit codes: 0 passed, 1 a check failed, 2 bad usage, unreadable input, or a run that "
-      "cannot be judged\n(too few steady steps, only warm-up, the gated number unknown, a cut-off or "
-      "mostly unreadable log,\na baseline that is invalid or from other hardware or another model).");
+      "cannot be judged\n(too few steady steps, only warm-up, the gated number unknown, a cut-off "
+      "or "
+      "mostly unreadable log,\na baseline that is invalid or from other hardware or another "
+      "model).");
   cmd->add_option("inputs", f->inputs, "Log files, directories, or - for stdin")->required();
   add_model_flags(cmd, f->model);
   add_hardware_flags(cmd, f->hw);
@@ -149,8 +151,9 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, load_gpu_db(g));
     GateResult r = evaluate_gate(a, run, o);
-    r.notes.push_back(settings.empty() ? std::string("settings: none (no mfu.toml or .mfu.json found)")
-                                       : "settings: " + settings);
+    r.notes.push_back(settings.empty()
+                          ? std::string("settings: none (no mfu.toml or .mfu.json found)")
+                          : "settings: " + settings);
     render_gate(r, a, format, out.to_stdout() && use_color(g), out.stream());
     out.commit();
     if (!f->junit.empty()) {

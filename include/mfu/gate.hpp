@@ -55,12 +55,12 @@ struct GateOptions {
   /// Differences from the baseline that are intended: "gpu", "gpus", "model", "convention",
   /// "dtype". Any other difference makes the runs incomparable (mfu::Error).
   std::vector<std::string> allow_different;
-  bool allow_partial = false;  ///< judge a truncated input instead of refusing it
+  bool allow_partial = false;          ///< judge a truncated input instead of refusing it
   double max_unreadable_share = 0.10;  ///< more record lines unreadable than this: no verdict
-  bool strict = false;           ///< fail on the point estimate even inside the noise
-  std::size_t min_steady_steps = 5;  ///< fewer steady records than this never pass
-  double alpha = 0.05;               ///< significance of the regression tests
-  std::uint64_t seed = 20260101;     ///< bootstrap seed (reproducible verdicts)
+  bool strict = false;                 ///< fail on the point estimate even inside the noise
+  std::size_t min_steady_steps = 5;    ///< fewer steady records than this never pass
+  double alpha = 0.05;                 ///< significance of the regression tests
+  std::uint64_t seed = 20260101;       ///< bootstrap seed (reproducible verdicts)
 };
 
 struct CheckResult {

@@ -60,7 +60,8 @@ void steady_samples(const Run& run, const WorkPlan& work, const Records& rec, An
     const Iteration it = validated(run.iterations[i]);
     const double f = work.flops(it, t), tokens = work.tokens(it);
     if (known(f) && known(PG)) a.steady_mfu_sample.push_back(f / (PG * t));
-    if (known(tokens) && known(a.gpus)) a.steady_tokens_per_s_per_gpu_sample.push_back(tokens / (t * a.gpus));
+    if (known(tokens) && known(a.gpus))
+      a.steady_tokens_per_s_per_gpu_sample.push_back(tokens / (t * a.gpus));
   }
 }
 

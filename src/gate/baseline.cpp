@@ -15,7 +15,8 @@
 namespace mfu {
 namespace {
 
-constexpr const char* kHowToWrite = "write one with: mfu analyze RUN.log --output json -o baseline.json";
+constexpr const char* kHowToWrite =
+    "write one with: mfu analyze RUN.log --output json -o baseline.json";
 
 struct Reader {
   const nlohmann::json& j;
@@ -66,8 +67,8 @@ struct Reader {
     for (const auto& v : *it) {
       if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0) ||
           (share && v.get<double>() > 1))
-        bad(key, "holds a value that is not a positive number" +
-                     std::string(share ? " up to 1" : ""));
+        bad(key,
+            "holds a value that is not a positive number" + std::string(share ? " up to 1" : ""));
       out.push_back(v.get<double>());
     }
     return out;
@@ -81,9 +82,9 @@ void check_schema(const nlohmann::json& j, const std::string& origin) {
   // Compared as a double: a huge or fractional number must not go through an int cast.
   const double version = j["schema_version"].get<double>();
   if (!(version >= 1) || version != std::floor(version))
-    throw Error(fmt::format("baseline '{}': schema_version {} is not a version mfu wrote", origin,
-                            version),
-                kHowToWrite);
+    throw Error(
+        fmt::format("baseline '{}': schema_version {} is not a version mfu wrote", origin, version),
+        kHowToWrite);
   if (!(version <= kJsonSchemaVersion))
     throw Error(fmt::format("baseline '{}' has schema_version {}, newer than this mfu ({})", origin,
                             version, kJsonSchemaVersion),

@@ -70,7 +70,8 @@ void noise_interval(const Level& l, double ratio_point, const GateOptions& o, Re
   t.ci_high = std::max(drop_at(lo), drop_at(hi));
   // A real drop needs both: the interval beyond zero, and the samples shifted the worse way
   // (one-sided Mann-Whitney U on the per-step values).
-  t.p_value = l.higher_is_better ? mann_whitney_greater(base, cur) : mann_whitney_greater(cur, base);
+  t.p_value =
+      l.higher_is_better ? mann_whitney_greater(base, cur) : mann_whitney_greater(cur, base);
   t.significant = t.ci_low > 0 && t.p_value < o.alpha;
 }
 
@@ -88,15 +89,14 @@ CheckResult compare_level(const Level& l, const GateOptions& o, RegressionTest& 
   const bool noise_known = known(t.ci_low);
   const bool over = t.drop > o.max_regression;
   c.passed = !over || (noise_known && !o.strict && !t.significant);
-  c.message = fmt::format(
-      "{}: baseline {}, this run {} ({}, {:+.1f}%); a drop up to {} is allowed", l.name,
-      l.show(l.baseline), l.show(l.current), l.show_change(l.current - l.baseline),
-      (l.current / l.baseline - 1) * 100, format_percent(o.max_regression));
+  c.message =
+      fmt::format("{}: baseline {}, this run {} ({}, {:+.1f}%); a drop up to {} is allowed", l.name,
+                  l.show(l.baseline), l.show(l.current), l.show_change(l.current - l.baseline),
+                  (l.current / l.baseline - 1) * 100, format_percent(o.max_regression));
   if (noise_known)
     c.message += fmt::format(
         "; {:.0f}% interval of the drop [{}, {}] from the per-step noise (p = {:.3g})",
-        (1 - o.alpha) * 100, format_percent(t.ci_low, 1), format_percent(t.ci_high, 1),
-        t.p_value);
+        (1 - o.alpha) * 100, format_percent(t.ci_low, 1), format_percent(t.ci_high, 1), t.p_value);
   else
     c.message += "; no per-step sample in both runs, so no noise estimate: the point values decide";
   if (over && c.passed) c.message += "; within the noise (strict mode would fail it)";
@@ -112,8 +112,8 @@ std::vector<Level> levels(const Analysis& a, const Baseline& b) {
   if (!base_tps && b.tokens_per_s && b.gpus) base_tps = *b.tokens_per_s / *b.gpus;
   if (a.tokens_per_s_per_gpu && base_tps)
     out.push_back({"tokens/s per GPU", true, *a.tokens_per_s_per_gpu, *base_tps,
-                   &a.steady_tokens_per_s_per_gpu_sample, &b.tokens_per_s_per_gpu_sample,
-                   show_rate, show_rate_change});
+                   &a.steady_tokens_per_s_per_gpu_sample, &b.tokens_per_s_per_gpu_sample, show_rate,
+                   show_rate_change});
   // The step time says something only at the same work per step: it is the fallback when
   // neither level is known for both runs.
   if (out.empty() && known(a.step_time.median) && b.step_time_median_s)
@@ -136,8 +136,8 @@ void check_comparable(const Analysis& a, const Baseline& b, const GateOptions& o
   if (!b.gpu.empty() && !a.gpu.empty() && b.gpu != a.gpu)
     note("gpu", fmt::format("{} in the baseline, {} here", b.gpu, a.gpu));
   if (b.gpus && known(a.gpus) && *b.gpus != a.gpus)
-    note("gpus", fmt::format("{} in the baseline, {} here", format_number(*b.gpus),
-                             format_number(a.gpus)));
+    note("gpus",
+         fmt::format("{} in the baseline, {} here", format_number(*b.gpus), format_number(a.gpus)));
   if (b.model_flops_per_token && known(a.model_flops_per_token) &&
       std::fabs(*b.model_flops_per_token / a.model_flops_per_token - 1) > 1e-6)
     note("model", fmt::format("{} FLOPs per token in the baseline, {} here",

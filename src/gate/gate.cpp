@@ -104,13 +104,12 @@ void add_thresholds(const Analysis& a, const GateOptions& o, GateResult& r) {
     r.checks.push_back(c);
   }
   if (o.min_tokens_per_s)
-    r.checks.push_back(
-        at_least("min-tokens-per-sec", a.tokens_per_s, *o.min_tokens_per_s, "tokens/s",
-                 "tokens/s (steady state)",
-                 "tokens per step are unknown: give " + input_phrase(Input::kTokensPerStep) +
-                     ", or " + input_phrase(Input::kBatch) + " with " +
-                     input_phrase(Input::kSeqLen),
-                 look, rate));
+    r.checks.push_back(at_least(
+        "min-tokens-per-sec", a.tokens_per_s, *o.min_tokens_per_s, "tokens/s",
+        "tokens/s (steady state)",
+        "tokens per step are unknown: give " + input_phrase(Input::kTokensPerStep) + ", or " +
+            input_phrase(Input::kBatch) + " with " + input_phrase(Input::kSeqLen),
+        look, rate));
   if (o.min_goodput)
     r.checks.push_back(at_least("min-goodput", a.goodput, *o.min_goodput, "ratio", "goodput",
                                 "no timed steps", look, pct));
@@ -147,10 +146,10 @@ std::vector<std::string> reasons_not_to_judge(const Analysis& a, const Run& run,
                                               const GateOptions& o) {
   std::vector<std::string> why;
   const std::size_t steady = a.steady_step_times_s.size();
-  if (a.iterations_total == 0 || steady == 0)
-    why.push_back("the log has no timed steady-state step");
-  else if (a.warmup_iterations >= a.iterations_total)
+  if (a.iterations_total > 0 && a.warmup_iterations >= a.iterations_total)
     why.push_back("every step of the log is warm-up: there is no steady state to judge");
+  else if (a.iterations_total == 0 || steady == 0)
+    why.push_back("the log has no timed steady-state step");
   else if (steady < o.min_steady_steps)
     why.push_back(fmt::format(
         "only {} steady-state step records ({} needed to judge a run; the minimum is a setting)",
@@ -159,8 +158,8 @@ std::vector<std::string> reasons_not_to_judge(const Analysis& a, const Run& run,
     why.push_back(
         "the input is cut off (a truncated or corrupt file, or a job that died): judging a "
         "partial run needs it said explicitly (allow-partial)");
-  const double lines = static_cast<double>(run.malformed_lines) +
-                       static_cast<double>(run.iterations.size());
+  const double lines =
+      static_cast<double>(run.malformed_lines) + static_cast<double>(run.iterations.size());
   if (lines > 0 && static_cast<double>(run.malformed_lines) > o.max_unreadable_share * lines)
     why.push_back(fmt::format("{} of {} record lines could not be read (more than {})",
                               run.malformed_lines, static_cast<std::size_t>(lines),
@@ -182,8 +181,7 @@ GateResult evaluate_gate(const Analysis& a, const Run& run, const GateOptions& o
     for (auto& c : detail::compare_with_baseline(a, o, r)) r.checks.push_back(std::move(c));
   // A gated quantity that is unknown cannot be judged either: neither pass nor fail.
   for (const auto& c : r.checks)
-    if (!known(c.measured))
-      r.cannot_judge.push_back(fmt::format("{}: {}", c.name, c.message));
+    if (!known(c.measured)) r.cannot_judge.push_back(fmt::format("{}: {}", c.name, c.message));
   r.passed = r.cannot_judge.empty();
   for (const auto& c : r.checks) r.passed = r.passed && c.passed;
   return r;

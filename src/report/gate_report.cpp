@@ -72,7 +72,8 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
     return;
   }
   if (format == OutputFormat::kMarkdown) {
-    out << fmt::format("## mfu check: {}\n\n", r.passed ? "passed" : fmt::format("**{}**", verdict(r)));
+    out << fmt::format("## mfu check: {}\n\n",
+                       r.passed ? "passed" : fmt::format("**{}**", verdict(r)));
     for (const auto& w : r.cannot_judge) out << "- cannot judge: " << w << '\n';
     if (!r.cannot_judge.empty()) out << '\n';
     out << "| check | result | measured | limit | details |\n|---|---|---|---|---|\n";
