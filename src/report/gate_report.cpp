@@ -38,6 +38,12 @@ const char* verdict(const GateResult& r) {
   return r.passed ? "passed" : "failed";
 }
 
+/// A check whose quantity is unknown neither passed nor failed.
+const char* status(const CheckResult& c) {
+  if (c.passed) return "pass";
+  return std::isfinite(c.measured) ? "FAIL" : "n/a";
+}
+
 }  // namespace
 
 void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bool color,
@@ -84,8 +90,9 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
         if (c.unit == "s") return format_duration(x);
         return format_number(x, 5);
       };
-      out << fmt::format("| {} | {} | {} | {} {} | {} |\n", c.name, c.passed ? "pass" : "**FAIL**",
-                         v(c.measured), c.comparison, v(c.limit), c.message);
+      out << fmt::format("| {} | {} | {} | {} {} | {} |\n", c.name,
+                         c.passed ? "pass" : fmt::format("**{}**", status(c)), v(c.measured),
+                         c.comparison, v(c.limit), c.message);
     }
     for (const auto& n : r.notes) out << "\n> " << n << '\n';
     out << "\n" << detail::headline(a) << "\n";
@@ -100,8 +107,8 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
                      reset);
   for (const auto& w : r.cannot_judge) out << "  cannot judge: " << w << '\n';
   for (const auto& c : r.checks)
-    out << fmt::format("  {}{}{}  {:<22} {}\n", c.passed ? green : red, c.passed ? "pass" : "FAIL",
-                       reset, c.name, c.message);
+    out << fmt::format("  {}{}{}  {:<22} {}\n", c.passed ? green : red, status(c), reset, c.name,
+                       c.message);
   for (const auto& n : r.notes) out << "  note: " << n << '\n';
   out << "  " << detail::headline(a) << '\n';
 }

@@ -204,6 +204,27 @@ TEST_F(CheckVerdicts, JsonOnStdoutStaysJsonUnderGithubActions) {
   EXPECT_NE(r.err.find("::notice"), std::string::npos);
 }
 
+TEST_F(CheckVerdicts, SettingsAreTheFlagsAndTheVerdictNamesTheFile) {
+  const std::string run = file("r.jsonl", native_run(50, 1.0, 1.248e15, 0.0, 71));
+  // Any flag of mfu check is a setting (seq-len here), parsed by the flag's own definition.
+  const std::string good = file("mfu.toml", "min-mfu = \"40%\"\nseq-len = 2048\nstrict = true\n");
+  const auto r = run_mfu("check " + run + " --config " + good);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("settings: " + (dir / "mfu.toml").string()), std::string::npos) << r.out;
+  // The command line wins over the file.
+  EXPECT_EQ(run_mfu("check " + run + " --config " + good + " --min-mfu 60%").exit_code, 1);
+  // A setting the file gets wrong is refused like the flag would be.
+  const std::string bad = file("bad.toml", "min-mfu = \"40\"\n");
+  EXPECT_EQ(run_mfu("check " + run + " --config " + bad).exit_code, 2);
+  const std::string unknown = file("unknown.toml", "bogus = 1\n");
+  const auto u = run_mfu("check " + run + " --config " + unknown + " --min-mfu 10%");
+  EXPECT_EQ(u.exit_code, 2);
+  EXPECT_NE(u.err.find("unknown setting 'bogus'"), std::string::npos) << u.err;
+  // The example settings file of examples/ci holds only valid settings: it gives a verdict.
+  const auto ex = run_mfu("check examples/native_run.jsonl --config examples/ci/mfu.toml");
+  EXPECT_TRUE(ex.exit_code == 0 || ex.exit_code == 1) << ex.out << ex.err;
+}
+
 TEST(CheckExitCodes, TheTableInExamplesCiIsWhatTheBinaryDoes) {
   const std::string readme = read_file(fs::path(MFU_SOURCE_DIR) / "examples/ci/README.md");
   const auto begin = readme.find("<!-- exit-codes -->"), end = readme.find("<!-- /exit-codes -->");
