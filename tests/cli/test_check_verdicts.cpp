@@ -221,7 +221,8 @@ TEST_F(CheckVerdicts, SettingsAreTheFlagsAndTheVerdictNamesTheFile) {
   EXPECT_EQ(u.exit_code, 2);
   EXPECT_NE(u.err.find("unknown setting 'bogus'"), std::string::npos) << u.err;
   // The example settings file of examples/ci holds only valid settings: it gives a verdict.
-  const auto ex = run_mfu("check examples/native_run.jsonl --config examples/ci/mfu.toml");
+  const auto ex =
+      run_mfu("check examples/native_run.jsonl --config examples/ci/mfu.toml --gpus 16");
   EXPECT_TRUE(ex.exit_code == 0 || ex.exit_code == 1) << ex.out << ex.err;
 }
 
