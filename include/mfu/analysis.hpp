@@ -110,7 +110,7 @@ struct Stall {
 };
 
 struct StallReport {
-  double threshold_s = kUnknown;             ///< median + 3 * MAD
+  double threshold_s = kUnknown;             ///< median + 3 sigma (sigma = 1.4826 MAD), at least 1%
   std::size_t count = 0;                     ///< records above the threshold
   double excess_s = 0;                       ///< their time above the steady step
   std::optional<std::int64_t> period_steps;  ///< when they recur every N steps
@@ -213,8 +213,8 @@ struct Analysis {
   /// unknown left out): the per-step noise of the levels a baseline comparison gates on.
   std::vector<double> steady_mfu_sample;
   std::vector<double> steady_tokens_per_s_per_gpu_sample;
-  /// The mean steady step split into buckets (seconds per iteration; stall excess left out):
-  /// what mfu whatif scales. Buckets absent are zero.
+  /// The mean steady step split into buckets (seconds per iteration, stalls included: the same
+  /// steady state as mfu_steady): what mfu whatif scales. Buckets absent are zero.
   std::map<std::string, double> steady_step_split_s;
   double steady_step_count = 0;  ///< iterations that split stands for
   std::vector<std::string>
