@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "analysis/stages.hpp"
@@ -53,6 +54,8 @@ class Walker {
       if (e.kind == EventKind::kCheckpointSave) checkpoint_steps_.insert(e.step);
       if (e.kind == EventKind::kEval) eval_steps_.insert(e.step);
     }
+    for (std::size_t k = 0; k < ev.events.size(); ++k)
+      events_at_.emplace(ev.events[k].before_record, k);
   }
 
   Totals run() {
@@ -82,9 +85,9 @@ class Walker {
   void place_events_before(std::size_t next, double gap, const Gap& fallback) {
     double in_gap = 0;
     const PlacedEvent* untimed = nullptr;
-    for (; next_event_ < ev_.events.size() && ev_.events[next_event_].before_record == next;
-         ++next_event_) {
-      const PlacedEvent& p = ev_.events[next_event_];
+    const auto [from, to] = events_at_.equal_range(next);
+    for (auto e = from; e != to; ++e) {
+      const PlacedEvent& p = ev_.events[e->second];
       const std::string what = event_what(*p.event);
       t_.waterfall.add(p.bucket, p.in_gap + p.outside, BucketSource::kMeasured, what);
       in_gap += p.in_gap;
@@ -135,7 +138,8 @@ class Walker {
   bool can_ideal_ = false;
   double bubble_ = 0;
   std::set<std::int64_t> checkpoint_steps_, eval_steps_;
-  std::size_t next_event_ = 0;
+  /// Events by the record they precede (the table's order need not be the lines' order).
+  std::multimap<std::size_t, std::size_t> events_at_;
   std::array<double, kPartCount> parts_{};
   std::array<double, kBucketCount> hosted_{};
   Totals t_;

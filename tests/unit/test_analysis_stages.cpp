@@ -302,3 +302,40 @@ TEST(Stages, EventsFillTheGapThenTheSlowRecordOnce) {
 
 }  // namespace
 }  // namespace mfu::detail
+
+namespace mfu::detail {
+namespace {
+
+TEST(Stages, EventsArePlacedWhateverTheOrderOfTheTable) {
+  // Two files whose records sit in the table in the other order than their lines: record A
+  // (file 1) first, then B (file 0). A 5 s save precedes B in file 0 and a 3 s one precedes A
+  // in file 1. Both lie outside steps: wall = 1 + 1 + 5 + 3 = 10 s.
+  mfu::Run run;
+  run.inputs = {"rank0.log", "rank1.log"};
+  Iteration a;
+  a.step = 1;
+  a.time_s = 1;
+  a.file = 1;
+  a.line = 2;
+  Iteration b = a;
+  b.step = 2;
+  b.file = 0;
+  run.iterations.push_back(a);
+  run.iterations.push_back(b);
+  Event e0;
+  e0.kind = EventKind::kCheckpointSave;
+  e0.step = 1;
+  e0.duration_s = 5;
+  e0.file = 0;
+  e0.line = 1;
+  Event e1 = e0;
+  e1.duration_s = 3;
+  e1.file = 1;
+  run.events = {e0, e1};
+  const Analysis an = analyze(run, AnalyzeOptions{});
+  EXPECT_DOUBLE_EQ(an.wall_time_s, 10.0);
+  EXPECT_DOUBLE_EQ(an.bucket(BucketId::kCheckpoint)->seconds, 8.0);
+}
+
+}  // namespace
+}  // namespace mfu::detail
