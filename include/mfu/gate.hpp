@@ -37,6 +37,8 @@ struct Baseline {
   std::vector<double> step_times_s;  ///< steady step-time sample
   std::vector<double> mfu_sample;    ///< steady per-record MFU sample
   std::vector<double> tokens_per_s_per_gpu_sample;
+  std::map<std::string, double> bucket_share;         ///< bucket -> fraction of the wall time
+  std::map<std::string, double> steady_step_split_s;  ///< bucket -> seconds per steady step
 };
 
 /// Reads a report written by `mfu analyze --output json`. Throws mfu::Error naming the file.

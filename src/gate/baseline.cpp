@@ -59,6 +59,36 @@ struct Reader {
     return it->get<std::string>();
   }
 
+  /// {"bucket": seconds} of the steady split, each a number >= 0.
+  std::map<std::string, double> split(const std::string& key) const {
+    std::map<std::string, double> out;
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return out;
+    if (!it->is_object()) bad(key, fmt::format("is {}, not an object", it->type_name()));
+    for (const auto& [name, v] : it->items()) {
+      if (!v.is_number() || !(v.get<double>() >= 0))
+        bad(key + "." + name, "is not a number of seconds >= 0");
+      out[name] = v.get<double>();
+    }
+    return out;
+  }
+
+  /// The share of each bucket in "buckets": [{"name": ..., "fraction": ...}].
+  std::map<std::string, double> shares() const {
+    std::map<std::string, double> out;
+    auto it = j.find("buckets");
+    if (it == j.end() || it->is_null()) return out;
+    if (!it->is_array()) bad("buckets", fmt::format("is {}, not an array", it->type_name()));
+    for (const auto& b : *it) {
+      if (!b.is_object() || !b.contains("name") || !b["name"].is_string()) continue;
+      const std::string name = b["name"].get<std::string>();
+      auto f = number(b, "buckets." + name + ".fraction", "fraction");
+      if (f && !(*f >= 0 && *f <= 1)) bad("buckets." + name + ".fraction", "is not in 0..1");
+      if (f) out[name] = *f;
+    }
+    return out;
+  }
+
   std::vector<double> sample(const std::string& key, bool share) const {
     std::vector<double> out;
     auto it = j.find(key);
@@ -117,6 +147,8 @@ Baseline parse_baseline(std::string_view json_text, const std::string& origin) {
   b.step_times_s = r.sample("step_time_sample_s", false);
   b.mfu_sample = r.sample("mfu_sample", true);
   b.tokens_per_s_per_gpu_sample = r.sample("tokens_per_s_per_gpu_sample", false);
+  b.bucket_share = r.shares();
+  b.steady_step_split_s = r.split("steady_step_split_s");
   if (!b.mfu_steady && !b.tokens_per_s_per_gpu && !b.tokens_per_s && !b.step_time_median_s)
     throw Error(
         fmt::format("baseline '{}' holds no MFU, tokens/s or step time to compare with", origin),

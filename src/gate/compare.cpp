@@ -25,7 +25,7 @@ bool allowed(const GateOptions& o, const char* what) {
 }
 
 struct Level {
-  const char* name;
+  std::string name;
   bool higher_is_better;
   double current, baseline;
   const std::vector<double>* current_sample;
@@ -103,6 +103,22 @@ CheckResult compare_level(const Level& l, const GateOptions& o, RegressionTest& 
   return c;
 }
 
+/// Each bucket limited by the user is also compared with the baseline's share of it (a point
+/// comparison: the reports keep no per-step sample of the shares). A share the baseline did
+/// not have (0) cannot grow by a ratio and is left to the limit itself.
+void bucket_levels(const Analysis& a, const Baseline& b, const GateOptions& o,
+                   std::vector<Level>& out) {
+  static const std::vector<double> kNoSample;
+  for (const auto& [name, limit] : o.max_bucket) {
+    (void)limit;
+    const Bucket* cur = a.bucket(name);
+    auto base = b.bucket_share.find(name);
+    if (cur == nullptr || base == b.bucket_share.end() || !(base->second > 0)) continue;
+    out.push_back({"share of " + name, false, cur->fraction, base->second, &kNoSample, &kNoSample,
+                   show_percent, show_points});
+  }
+}
+
 std::vector<Level> levels(const Analysis& a, const Baseline& b) {
   std::vector<Level> out;
   if (a.mfu_steady && b.mfu_steady)
@@ -123,6 +139,23 @@ std::vector<Level> levels(const Analysis& a, const Baseline& b) {
 }
 
 }  // namespace
+
+/// With a baseline that keeps its steady split: the bucket whose seconds per steady step grew
+/// the most against it (empty when none grew).
+std::string grown_bucket(const Analysis& a, const Baseline& b) {
+  std::string best;
+  double most = 0;
+  for (const auto& [name, seconds] : a.steady_step_split_s) {
+    if (name == "compute") continue;
+    auto base = b.steady_step_split_s.find(name);
+    const double grew = seconds - (base == b.steady_step_split_s.end() ? 0.0 : base->second);
+    if (grew > most) {
+      most = grew;
+      best = name;
+    }
+  }
+  return best;
+}
 
 void check_comparable(const Analysis& a, const Baseline& b, const GateOptions& o,
                       std::vector<std::string>& notes) {
@@ -159,16 +192,23 @@ std::vector<CheckResult> compare_with_baseline(const Analysis& a, const GateOpti
   const Baseline& b = *o.baseline;
   check_comparable(a, b, o, r.notes);
   std::vector<CheckResult> out;
-  const std::vector<Level> ls = levels(a, b);
+  std::vector<Level> ls = levels(a, b);
+  if (!ls.empty()) bucket_levels(a, b, o, ls);
   if (ls.empty()) {
     r.cannot_judge.push_back(
         "the baseline and this run share no level to compare (steady MFU, tokens/s per GPU or "
         "step time)");
     return out;
   }
+  const std::string grew = grown_bucket(a, b);
   for (const Level& l : ls) {
     RegressionTest t;
-    out.push_back(compare_level(l, o, t));
+    CheckResult c = compare_level(l, o, t);
+    if (!c.passed && !grew.empty()) {
+      c.bucket = grew;
+      c.message += fmt::format("; look at '{}', which grew the most per steady step", grew);
+    }
+    out.push_back(std::move(c));
     if (!r.regression) r.regression = t;
   }
   return out;

@@ -76,7 +76,9 @@ std::string steady_worst_bucket(const Analysis& a) {
 }
 
 void add_thresholds(const Analysis& a, const GateOptions& o, GateResult& r) {
-  const std::string look = o.whole_run_mfu ? worst_bucket(a) : steady_worst_bucket(a);
+  std::string look = o.whole_run_mfu ? worst_bucket(a) : steady_worst_bucket(a);
+  if (!o.whole_run_mfu && o.baseline && !o.baseline->steady_step_split_s.empty())
+    look = detail::grown_bucket(a, *o.baseline);
   if (o.min_mfu) {
     const std::optional<double> m = o.whole_run_mfu ? a.mfu : a.mfu_steady;
     r.checks.push_back(at_least(

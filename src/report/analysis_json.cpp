@@ -156,6 +156,7 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
   }
   // A sample of steady step times: what `mfu check --baseline` compares against.
   j["step_time_sample_s"] = a.steady_step_times_s;
+  j["steady_step_split_s"] = a.steady_step_split_s;
   j["mfu_sample"] = a.steady_mfu_sample;
   j["tokens_per_s_per_gpu_sample"] = a.steady_tokens_per_s_per_gpu_sample;
   if (o.per_iteration) {

@@ -204,6 +204,29 @@ TEST_F(CheckVerdicts, JsonOnStdoutStaysJsonUnderGithubActions) {
   EXPECT_NE(r.err.find("::notice"), std::string::npos);
 }
 
+TEST_F(CheckVerdicts, ABucketThatGrewIsNamedAndItsShareComparedWhenAsked) {
+  // Baseline: 1 s steps with 50 ms of data wait (a 5% share). This run: 1.3 s steps with
+  // 350 ms of it (26.9%): MFU falls by 1 - 1/1.3 = 23%, and the data wait grew by 300 ms per
+  // step, more than any other bucket.
+  auto with_data = [](double step, double data) {
+    std::string s = R"({"type":"meta","gpu":"a100-sxm4-80gb","gpus":8})"
+                    "\n";
+    for (int i = 1; i <= 60; ++i)
+      s += R"({"step":)" + std::to_string(i) + R"(,"time_s":)" + std::to_string(step) +
+           R"(,"model_flops":1.248e15,"phases":{"data_s":)" + std::to_string(data) + "}}\n";
+    return s;
+  };
+  const std::string base = baseline("bd", with_data(1.0, 0.05));
+  const std::string run = file("rd.jsonl", with_data(1.3, 0.35));
+  const auto r = run_mfu("check " + run + " --baseline " + base + " --max-bucket io=40%");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("look at 'io', which grew the most per steady step"), std::string::npos)
+      << r.out;
+  // The io share passes its own 40% limit but grew from 5% to 26.9% against the baseline.
+  EXPECT_NE(r.out.find("pass  max-bucket io"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  baseline share of io"), std::string::npos) << r.out;
+}
+
 TEST_F(CheckVerdicts, SettingsAreTheFlagsAndTheVerdictNamesTheFile) {
   const std::string run = file("r.jsonl", native_run(50, 1.0, 1.248e15, 0.0, 71));
   // Any flag of mfu check is a setting (seq-len here), parsed by the flag's own definition.
