@@ -137,6 +137,15 @@ TEST_F(CheckVerdicts, ABaselineOfOtherHardwareIsNotComparedUnlessAllowed) {
   EXPECT_NE(r.err.find("not comparable"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("gpu (h100-sxm in the baseline, a100-sxm4-80gb here)"), std::string::npos)
       << r.err;
+  // A baseline from 1024 GPUs of another model: both differences named.
+  const std::string big = edited(base, "big.json", [](nlohmann::json& j) {
+    j["gpus"] = 1024;
+    j["gpu"] = "a100-sxm4-80gb";
+    j["model_flops_per_token"] = 1.2e12;
+  });
+  const auto b = run_mfu("check " + run + " --baseline " + big);
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("gpus (1024 in the baseline, 8 here)"), std::string::npos) << b.err;
   const auto allowed = run_mfu("check " + run + " --baseline " + base + " --allow-different gpu");
   EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
   EXPECT_NE(allowed.out.find("differs in gpu (allowed)"), std::string::npos) << allowed.out;
@@ -192,6 +201,20 @@ TEST_F(CheckVerdicts, ACutOffInputNeedsAllowPartial) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.out.find("cut off"), std::string::npos) << r.out;
   EXPECT_EQ(run_mfu("check " + cut + " --min-mfu 10% --allow-partial").exit_code, 0);
+}
+
+TEST_F(CheckVerdicts, JunitHoldsTheJudgedValuesAndWhyARunCannotBeJudged) {
+  const std::string run = file("j.jsonl", native_run(50, 1.0, 1.248e15, 0.0, 81));
+  const std::string junit = shell_quote((dir / "junit.xml").string());
+  // Steady MFU 50% is judged: the property is that value, not the whole-run MFU.
+  EXPECT_EQ(run_mfu("check " + run + " --min-mfu 40% --junit " + junit).exit_code, 0);
+  const std::string xml = read_file(dir / "junit.xml");
+  EXPECT_NE(xml.find(R"(<property name="min-mfu" value="0.5)"), std::string::npos) << xml;
+  const std::string few = file("few.jsonl", native_run(3, 1.0, 1.248e15, 0.0, 82));
+  EXPECT_EQ(run_mfu("check " + few + " --min-mfu 40% --junit " + junit).exit_code, 2);
+  const std::string cannot = read_file(dir / "junit.xml");
+  EXPECT_NE(cannot.find(R"(type="cannot judge")"), std::string::npos) << cannot;
+  EXPECT_NE(cannot.find(R"(errors="1")"), std::string::npos) << cannot;
 }
 
 TEST_F(CheckVerdicts, JsonOnStdoutStaysJsonUnderGithubActions) {
