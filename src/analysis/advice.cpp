@@ -95,7 +95,8 @@ void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const
     SeriesPoint p;
     p.step = it.step;
     p.time_s = rec.time[pick];
-    p.mfu = iteration_mfu(a, it);
+    // The analysis' own count, with the FLOPs a record gets from its configuration.
+    p.mfu = work.flops(it, p.time_s) / (a.peak_flops_per_gpu * a.gpus * p.time_s);
     p.stall = rec.flags[pick] & kRecordStall;
     p.warmup = rec.flags[pick] & kRecordWarmup;
     a.series.push_back(p);

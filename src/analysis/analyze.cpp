@@ -12,21 +12,12 @@
 namespace mfu {
 
 double iteration_tokens(const Analysis& a, const Iteration& it) {
-  return detail::tokens_of(detail::validated(it), a.seq_len, a.default_tokens_per_iteration);
+  return detail::work_plan_of(a).tokens(detail::validated(it));
 }
 
 double iteration_model_flops(const Analysis& a, const Iteration& raw) {
   const Iteration it = detail::validated(raw);
-  if (a.flops_from_log) return it.model_flops;
-  if (a.flops_from_framework)
-    return known(it.reported_flops_per_gpu) && known(it.time_s) && known(a.gpus)
-               ? it.reported_flops_per_gpu * it.time_s * a.gpus
-               : kUnknown;
-  if (known(a.model_flops_per_token)) {
-    const double tok = iteration_tokens(a, it);
-    if (known(tok)) return a.model_flops_per_token * tok;
-  }
-  return a.default_flops_per_iteration;
+  return detail::work_plan_of(a).flops(it, it.time_s);
 }
 
 double iteration_mfu(const Analysis& a, const Iteration& raw) {

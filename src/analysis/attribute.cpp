@@ -251,7 +251,6 @@ void Walker::count_stall(std::size_t i, const Iteration& it, const RecordInput& 
   ++sr.count;
   for (std::size_t b = 0; b < kBucketCount; ++b) {
     if (!(s.excess_by_bucket[b] > 0)) continue;
-    t_.stall_excess[b] += s.excess_by_bucket[b];
     sr.excess_by_bucket[bucket_key(static_cast<B>(b))] += s.excess_by_bucket[b];
   }
 }

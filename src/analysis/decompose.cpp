@@ -22,7 +22,6 @@ constexpr std::array<PartInfo, kPartCount> kParts{{
     {B::kInefficiency, S::kMeasured, "optimizer step (no model FLOPs)"},
     {B::kOther, S::kMeasured, "RLHF generation (not training FLOPs)"},
     {B::kOther, S::kMeasured, "other timed work"},
-    {B::kOther, S::kMeasured, "events inside steps"},
     {B::kIdle, S::kInferred, "pipeline bubble (p-1)/(m+p-1)"},
     {B::kCompute, S::kInferred, "model FLOPs at peak"},
     {B::kCompute, S::kMeasured, "forward/backward timers (peak or FLOPs unknown)"},

@@ -72,7 +72,12 @@ struct WorkPlan {
   [[nodiscard]] const char* source_name() const;
 };
 
-/// Chooses where model FLOPs come from; unknowns and warnings are appended to `a`.
+/// The plan an analysis stands for, from its resolved inputs and FLOP source (without the
+/// fill-in by configuration): what renderers use to count a single record.
+[[nodiscard]] WorkPlan work_plan_of(const Analysis& a);
+
+/// Chooses where model FLOPs come from; unknowns and warnings are appended to `a`, whose
+/// resolved inputs (sequence length, defaults, FLOPs per token, GPUs) it starts from.
 [[nodiscard]] WorkPlan plan_work(const Run& run, const Resolved& r, const Records& rec,
                                  Analysis& a);
 
@@ -94,7 +99,6 @@ struct Steady {
   std::size_t restarts = 0;
   std::int64_t steps_lost = 0;
   std::size_t outliers = 0;
-  std::size_t steady_records = 0;
   std::vector<std::string> warnings;
 };
 
@@ -163,7 +167,6 @@ enum class Part : std::uint8_t {
   kOptimizerTimer,
   kGenerateTimer,
   kOtherTimer,
-  kHosted,  ///< placeholder: hosted event seconds are kept by bucket (see RecordSplit)
   kBubble,
   kCompute,
   kComputeTimedNoPeak,
@@ -177,7 +180,7 @@ enum class Part : std::uint8_t {
   kStallEval,
   kLost,
 };
-inline constexpr std::size_t kPartCount = 19;
+inline constexpr std::size_t kPartCount = 18;
 
 struct PartInfo {
   B bucket;
@@ -219,7 +222,6 @@ struct RecordSplit {
 struct Totals {
   Waterfall waterfall;
   std::array<double, kBucketCount> steady_split{};  ///< steady records, seconds
-  std::array<double, kBucketCount> stall_excess{};  ///< steady stalls' excess, by bucket
   double steady_weight = 0;                         ///< iterations of steady records
   double flops_kept = 0, flops_hardware = 0, flops_steady = 0;
   double time_steady = 0, time_no_flops = 0, time_steady_no_flops = 0;

@@ -142,7 +142,6 @@ void steady_distribution(Records& rec, Steady& st) {
         w.push_back({rec.time[i], static_cast<double>(rec.count[i])});
     if (!w.empty()) break;  // everything is warm-up: use it all
   }
-  st.steady_records = w.size();
   st.step_time = distribution(std::move(w));
   st.median = st.step_time.median;
   st.sigma = kMadToSigma * st.step_time.mad;

@@ -112,16 +112,29 @@ const char* WorkPlan::source_name() const {
   return "";
 }
 
-WorkPlan plan_work(const Run& run, const Resolved& r, const Records& rec, Analysis& a) {
+WorkPlan work_plan_of(const Analysis& a) {
   WorkPlan w;
-  w.seq_len = r.seq_len;
-  w.tokens_default = r.tokens_default;
-  w.flops_default = r.flops_default;
-  w.gpus = r.gpus;
-  if (r.fpt) {
-    w.fpt_model = r.fpt->model;
-    w.fpt_hardware = r.fpt->hardware;
-  }
+  w.seq_len = a.seq_len;
+  w.tokens_default = a.default_tokens_per_iteration;
+  w.flops_default = a.default_flops_per_iteration;
+  w.gpus = a.gpus;
+  w.fpt_model = a.model_flops_per_token;
+  w.fpt_hardware = a.hardware_flops_per_token;
+  if (a.flops_from_log)
+    w.source = WorkSource::kLog;
+  else if (a.flops_from_framework)
+    w.source = WorkSource::kFramework;
+  else if (a.flops_source == "model")
+    w.source = WorkSource::kModel;
+  else if (a.flops_source == "flag")
+    w.source = WorkSource::kFlag;
+  else if (a.flops_source == "framework")
+    w.source = WorkSource::kFrameworkTotal;
+  return w;
+}
+
+WorkPlan plan_work(const Run& run, const Resolved& r, const Records& rec, Analysis& a) {
+  WorkPlan w = work_plan_of(a);  // a holds the resolved inputs; its source is not chosen yet
   w.source = choose_source(run, r, rec, w);
   if (w.source == WorkSource::kFrameworkTotal) {
     std::uint64_t iters = 0;

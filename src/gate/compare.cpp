@@ -109,8 +109,8 @@ CheckResult compare_level(const Level& l, const GateOptions& o, RegressionTest& 
 void bucket_levels(const Analysis& a, const Baseline& b, const GateOptions& o,
                    std::vector<Level>& out) {
   static const std::vector<double> kNoSample;
-  for (const auto& [name, limit] : o.max_bucket) {
-    (void)limit;
+  for (const auto& entry : o.max_bucket) {
+    const std::string& name = entry.first;
     const Bucket* cur = a.bucket(name);
     auto base = b.bucket_share.find(name);
     if (cur == nullptr || base == b.bucket_share.end() || !(base->second > 0)) continue;
