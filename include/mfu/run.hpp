@@ -114,6 +114,7 @@ struct Event {
   double duration_s = kUnknown;
   std::uint32_t line = 0;
   std::uint16_t file = 0;
+  std::int32_t rank = -1;  ///< rank that printed it (-1 = unknown)
   std::string detail;
   /// For kRestart: iterations whose work was thrown away (steps after the restored step).
   std::int64_t steps_lost = 0;

@@ -13,8 +13,9 @@
 #include <future>
 #include <vector>
 
-#include "ingest/line_reader.hpp"
-#include "ingest/source.hpp"
+#include "ingest/line_feed.hpp"
+#include "io/line_reader.hpp"
+#include "io/source.hpp"
 #include "mfu/error.hpp"
 
 namespace mfu::detail {
@@ -55,7 +56,7 @@ std::uint64_t cut_after(const Fd& f, std::uint64_t pos, std::uint64_t size,
     if (end == std::string::npos) break;  // the line runs past the window
     std::string_view line(buf.data() + start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (spec.record_start(line)) return pos + start;
+    if (spec.record_start(record_body(spec, line))) return pos + start;
     nl = end;
   }
   return 0;
@@ -73,7 +74,7 @@ std::string record_before(const Fd& f, std::uint64_t cut, const FormatSpec& spec
     if (nl == std::string::npos && from > 0) break;  // the line may start before the window
     std::string_view line(buf.data() + start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (spec.record_start(line)) return std::string(line);
+    if (spec.record_start(record_body(spec, line))) return std::string(line);
     if (nl == std::string::npos) break;
     end = nl;
   }
@@ -110,6 +111,7 @@ void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec,
                  const IngestOptions& opt) {
   RunBuilder b(p.run, opt, path, 0);
   auto parser = spec.make_line_parser(b);
+  LineFeed feed(spec, *parser, b);
   if (!p.priming.empty()) {
     // Replay the previous record so that state carried from it (previous step, counters)
     // is right for the first record here, then drop what the replay produced.
@@ -118,8 +120,8 @@ void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec,
     const std::uint64_t bad = p.run.malformed_lines, supp = p.run.suppressed_diagnostics;
     std::string padded = p.priming;
     padded.append(kLinePadding, '\0');
-    parser->line(std::string_view(padded.data(), p.priming.size()),
-                 p.first_line > 1 ? p.first_line - 1 : 0);
+    feed.line(std::string_view(padded.data(), p.priming.size()),
+              p.first_line > 1 ? p.first_line - 1 : 0);
     while (p.run.iterations.size() > its) p.run.iterations.pop_back();
     p.run.events.resize(evs);
     p.run.diagnostics.resize(ds);
@@ -129,8 +131,7 @@ void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec,
   auto src = open_file_range(path, p.begin, p.end);
   LineReader reader(*src);
   reader.set_next_line(p.first_line);
-  std::string_view line;
-  while (reader.next(line)) parser->line(line, reader.line_number());
+  feed.all(reader);
   parser->finish();
   b.finish();
   p.run.lines_read = reader.line_number() - (p.first_line - 1);

@@ -57,7 +57,8 @@ class DeepSpeedParser : public LineParser {
       raw = cleaned;
     }
     std::string_view text = raw;
-    const double ts = (text.size() > 20 && (text.front() == '[' || text.front() == 'I'))
+    const double ts = known(out_.line_attrs().timestamp_s) ? out_.line_attrs().timestamp_s
+                      : (text.size() > 20 && (text.front() == '[' || text.front() == 'I'))
                           ? find_timestamp(text)
                           : kUnknown;
     if (known(ts)) out_.timestamp(ts);

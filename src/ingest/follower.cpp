@@ -9,9 +9,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "ingest/line_reader.hpp"
+#include "ingest/line_feed.hpp"
 #include "ingest/parser.hpp"
-#include "ingest/source.hpp"
+#include "io/line_reader.hpp"
+#include "io/source.hpp"
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
 
@@ -32,6 +33,7 @@ struct LogFollower::State {
   Run run;
   std::unique_ptr<detail::RunBuilder> builder;
   std::unique_ptr<detail::LineParser> parser;
+  std::unique_ptr<detail::LineFeed> line_feed;
   std::uint64_t skipped_long = 0;
 
   void reset() {
@@ -40,6 +42,7 @@ struct LogFollower::State {
     pending.clear();
     spec = nullptr;
     run = Run{};
+    line_feed.reset();
     parser.reset();
     builder.reset();
     skipped_long = 0;
@@ -51,6 +54,7 @@ struct LogFollower::State {
     run.inputs.push_back(path);
     builder = std::make_unique<detail::RunBuilder>(run, options, path, 0);
     parser = spec->make_line_parser(*builder);
+    line_feed = std::make_unique<detail::LineFeed>(*spec, *parser, *builder);
   }
 
   /// Feeds the complete lines of `bytes` (which ends with a newline) to the parser, split as
@@ -59,8 +63,7 @@ struct LogFollower::State {
     const auto source = detail::memory_source(bytes);
     detail::LineReader reader(*source);
     reader.set_next_line(line + 1);
-    std::string_view l;
-    while (reader.next(l)) parser->line(l, reader.line_number());
+    line_feed->all(reader);
     line = reader.line_number();
     skipped_long += reader.oversized_lines();
     run.lines_read = line;

@@ -9,13 +9,14 @@
 #include <thread>
 
 #include "ingest/chunked.hpp"
-#include "ingest/line_reader.hpp"
+#include "ingest/line_feed.hpp"
 #include "ingest/parser.hpp"
-#include "ingest/source.hpp"
+#include "io/line_reader.hpp"
+#include "io/source.hpp"
 #include "mfu/error.hpp"
 #include "mfu/trace.hpp"
 #include "text.hpp"
-#include "trace/trace_run.hpp"
+#include "ingest/trace_run.hpp"
 #include "trace/trace_timeline.hpp"
 
 namespace mfu {
@@ -156,8 +157,7 @@ Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name,
   } else {
     detail::LineReader reader(*whole);
     auto parser = spec.make_line_parser(b);
-    std::string_view line;
-    while (reader.next(line)) parser->line(line, reader.line_number());
+    detail::LineFeed(spec, *parser, b).all(reader);
     parser->finish();
     run.lines_read = reader.line_number();
     run.bytes_read = reader.bytes_read();
@@ -488,8 +488,12 @@ Run ingest_text(std::string_view text, const std::string& name, const IngestOpti
 FormatGuess detect_format(std::string_view head, std::string_view filename) {
   FormatGuess best;
   double second = 0;
+  // Line formats are detected on the peeled bodies too (prefixes of launchers and loggers),
+  // documents and CSV tables on the bytes as they are.
+  const std::string peeled = detail::peel_text(head);
   for (const auto* f : detail::format_registry()) {
-    const double s = f->sniff(head, filename);
+    double s = f->sniff(head, filename);
+    if (f->make_line_parser && !f->raw_lines) s = std::max(s, f->sniff(peeled, filename));
     if (s > best.score) {
       if (!best.name.empty()) {
         second = best.score;

@@ -9,7 +9,7 @@
 #include "ingest/parser.hpp"
 #include "text.hpp"
 #include "trace/kineto_reader.hpp"
-#include "trace/trace_run.hpp"
+#include "ingest/trace_run.hpp"
 #include "trace/trace_timeline.hpp"
 
 namespace mfu::detail {

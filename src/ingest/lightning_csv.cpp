@@ -6,8 +6,8 @@
 
 #include <map>
 
-#include "ingest/csv.hpp"
 #include "ingest/parser.hpp"
+#include "io/csv.hpp"
 #include "text.hpp"
 
 namespace mfu::detail {
@@ -154,7 +154,10 @@ const FormatSpec& lightning_csv_format() {
       nullptr,
       nullptr,
       0,
-      TimingKind::kAveraged};
+      TimingKind::kAveraged,
+      nullptr,
+      false,
+      true};
   return spec;
 }
 

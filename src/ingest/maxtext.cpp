@@ -23,7 +23,7 @@ class MaxTextParser : public LineParser {
   void line(std::string_view text, std::uint64_t number) override {
     const std::size_t p = text.find("completed step:");
     if (p == std::string_view::npos) {
-      if (!text.empty()) out_.timestamp(find_timestamp(text));
+      if (!text.empty()) out_.timestamp(out_.line_timestamp(text));
       if (contains(text, "Number of model params=")) {
         if (auto v = number_after(text, "Number of model params=")) {
           std::string_view rest = text.substr(text.find("params=") + 7);
@@ -41,7 +41,7 @@ class MaxTextParser : public LineParser {
     std::string_view t = text.substr(p);
     Iteration it;
     it.line = static_cast<std::uint32_t>(number);
-    it.timestamp_s = find_timestamp(text);
+    it.timestamp_s = out_.line_timestamp(text);
     auto step = number_after(t, "completed step:");
     auto secs = number_after(t, "seconds:");
     if (!step || !secs || !(*secs > 0) || !std::isfinite(*secs)) {

@@ -59,7 +59,7 @@ class MegatronParser : public LineParser {
     }
     const char first = text.front();
     if ((first == '[' || (first >= '0' && first <= '9')) && text.size() > 20)
-      out_.timestamp(find_timestamp(text));
+      out_.timestamp(out_.line_timestamp(text));
     if (const std::size_t p = text.find("time (ms) |"); p != std::string_view::npos) {
       single_line_timers(text.substr(p + 11), number);
       return;
@@ -94,7 +94,7 @@ class MegatronParser : public LineParser {
       return;
     }
     Iteration it = maker_.make(l, number);
-    it.rank = find_rank(text);
+    it.rank = out_.line_rank(text);
     out_.saw_rank(it.rank);
     if (l.train_iters > 0)
       out_.meta("train_iters", static_cast<double>(l.train_iters), number, false);
@@ -195,7 +195,7 @@ class MegatronParser : public LineParser {
         out_.meta("pp", *v, number, true);
       return;
     }
-    if (contains(text, "> padded vocab")) {
+    if (contains(text, "padded vocab")) {
       if (auto v = number_after(text, "(new size:")) out_.meta("vocab", *v, number, true);
       return;
     }
@@ -204,7 +204,7 @@ class MegatronParser : public LineParser {
       e.kind = EventKind::kCheckpointSave;
       e.line = static_cast<std::uint32_t>(number);
       if (auto v = number_after(text, "saving checkpoint at iteration")) e.step = as_step(*v);
-      e.timestamp_s = find_timestamp(text);
+      e.timestamp_s = out_.line_timestamp(text);
       save_start_ts_ = e.timestamp_s;
       e.detail = "checkpoint save";
       out_.add_event(std::move(e));
@@ -212,7 +212,7 @@ class MegatronParser : public LineParser {
       return;
     }
     if (contains(text, "successfully saved checkpoint")) {
-      const double ts = find_timestamp(text);
+      const double ts = out_.line_timestamp(text);
       if (pending_save_ >= 0 && known(ts) && known(save_start_ts_) && ts >= save_start_ts_) {
         out_.run.events[static_cast<std::size_t>(pending_save_)].duration_s = ts - save_start_ts_;
         pending_save_ = -1;
@@ -225,7 +225,7 @@ class MegatronParser : public LineParser {
       e.kind = EventKind::kEval;
       e.line = static_cast<std::uint32_t>(number);
       if (auto v = number_after(text, "at iteration")) e.step = as_step(*v);
-      e.timestamp_s = find_timestamp(text);
+      e.timestamp_s = out_.line_timestamp(text);
       e.detail = "validation";
       out_.add_event(std::move(e));
       return;
@@ -237,7 +237,7 @@ class MegatronParser : public LineParser {
         e.kind = EventKind::kCheckpointLoad;
         e.line = static_cast<std::uint32_t>(number);
         if (auto v = number_after(text, "at iteration")) e.step = as_step(*v);
-        e.timestamp_s = find_timestamp(text);
+        e.timestamp_s = out_.line_timestamp(text);
         e.detail = "checkpoint load";
         out_.add_event(std::move(e));
       }

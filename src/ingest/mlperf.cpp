@@ -107,15 +107,19 @@ class MlperfParser : public LineParser {
       double end_p = progress(meta, false);
       if (!known(end_p) && known(block_start_p_) && known(pending_count_))
         end_p = block_start_p_ + pending_count_;
-      if (auto it = span(block_start_t_, t, block_start_p_, end_p, number, 0.0))
+      if (auto it = span(block_start_t_, t, block_start_p_, end_p, number, 0.0)) {
+        it->rank = out_.line_attrs().rank;  // the records are added at the end
         blocks_.push_back(*it);
+      }
       block_start_t_ = kUnknown;
     } else if (key == "tracked_stats") {
       const double p2 = progress(meta, false);
       if (known(p2)) {
         // Spans between progress points, without the evaluation time inside them.
-        if (auto it = span(last_point_t_, t, last_point_p_, p2, number, eval_in_span_))
+        if (auto it = span(last_point_t_, t, last_point_p_, p2, number, eval_in_span_)) {
+          it->rank = out_.line_attrs().rank;
           points_.push_back(*it);
+        }
         eval_in_span_ = 0;
         last_point_t_ = t;
         last_point_p_ = p2;

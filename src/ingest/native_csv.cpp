@@ -4,9 +4,9 @@
 //   1,0.330,3.5e13,131072,0.100,0.150,0.080,0.0
 #include <fmt/format.h>
 
-#include "ingest/csv.hpp"
 #include "ingest/native_fields.hpp"
 #include "ingest/parser.hpp"
+#include "io/csv.hpp"
 #include "text.hpp"
 
 namespace mfu::detail {
@@ -84,6 +84,7 @@ const FormatSpec& native_csv_format() {
                                0,
                                TimingKind::kPerIteration,
                                nullptr,
+                               true,
                                true};
   return spec;
 }

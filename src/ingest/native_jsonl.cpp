@@ -9,9 +9,9 @@
 #include <charconv>
 #include <cstring>
 
-#include "ingest/line_reader.hpp"
 #include "ingest/native_fields.hpp"
 #include "ingest/parser.hpp"
+#include "io/line_reader.hpp"
 #include "text.hpp"
 
 namespace mfu::detail {

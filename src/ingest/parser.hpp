@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/line_prefix.hpp"
 #include "mfu/ingest.hpp"
 #include "mfu/run.hpp"
 
@@ -28,11 +29,22 @@ class RunBuilder {
  public:
   RunBuilder(Run& run, const IngestOptions& options, std::string label, std::uint16_t file_index);
 
+  /// Adds a record. One made from the current line (its `line` is the current line's number)
+  /// takes the rank and timestamp of that line's prefixes when it has none of its own.
   void add(Iteration it);
   [[nodiscard]] bool has_last() const { return !run.iterations.empty(); }
   [[nodiscard]] Iteration last() const { return run.iterations.back(); }
   void replace_last(const Iteration& it) { run.iterations.set(run.iterations.size() - 1, it); }
   void add_event(Event e);
+
+  /// The line being parsed: its number and what its peeled prefixes said (the line layer
+  /// calls this before handing the body to the parser).
+  void set_line(std::uint64_t number, const LineAttrs& attrs);
+  [[nodiscard]] const LineAttrs& line_attrs() const { return line_; }
+  /// The current line's timestamp: its prefix's, else one found in `body`; NaN when none.
+  [[nodiscard]] double line_timestamp(std::string_view body) const;
+  /// The current line's rank tag, else one found in `body`; -1 when none.
+  [[nodiscard]] std::int32_t line_rank(std::string_view body) const;
 
   void meta(const std::string& key, double value, std::uint64_t line, bool overwrite = true);
   void meta(const std::string& key, const std::string& value, std::uint64_t line,
@@ -64,6 +76,8 @@ class RunBuilder {
  private:
   void diagnostic(Diagnostic::Severity s, std::uint64_t line, const std::string& message);
   std::string label_;
+  std::uint64_t line_number_ = 0;
+  LineAttrs line_;
   double first_yearless_ = kUnknown;
   double last_yearless_ = kUnknown;
 };
@@ -96,6 +110,9 @@ struct FormatSpec {
   /// Each record is one iteration unless it says otherwise (mfu's native format): a step
   /// counter that jumps means missing records, not averaged ones.
   bool single_iteration_records = false;
+  /// Lines are parsed as they are, without prefix peeling (CSV, whose first column could be
+  /// a timestamp that belongs to the table).
+  bool raw_lines = false;
 };
 
 /// All formats in tie-break order.

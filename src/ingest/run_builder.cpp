@@ -13,14 +13,38 @@ RunBuilder::RunBuilder(Run& r, const IngestOptions& o, std::string label, std::u
 
 void RunBuilder::add(Iteration it) {
   it.file = file_index;
+  if (it.line == line_number_ && line_number_ > 0) {
+    if (it.rank < 0) it.rank = line_.rank;
+    if (!known(it.timestamp_s)) it.timestamp_s = line_.timestamp_s;
+  }
+  saw_rank(it.rank);
   if (known(it.timestamp_s)) timestamp(it.timestamp_s);
   run.iterations.push_back(it);
 }
 
 void RunBuilder::add_event(Event e) {
   e.file = file_index;
+  if (e.line == line_number_ && line_number_ > 0) {
+    if (e.rank < 0) e.rank = line_.rank;
+    if (!known(e.timestamp_s)) e.timestamp_s = line_.timestamp_s;
+  }
   if (known(e.timestamp_s)) timestamp(e.timestamp_s);
   run.events.push_back(std::move(e));
+}
+
+void RunBuilder::set_line(std::uint64_t number, const LineAttrs& attrs) {
+  line_number_ = number;
+  line_ = attrs;
+  if (known(attrs.timestamp_s)) timestamp(attrs.timestamp_s);
+  saw_rank(attrs.rank);
+}
+
+double RunBuilder::line_timestamp(std::string_view body) const {
+  return known(line_.timestamp_s) ? line_.timestamp_s : find_timestamp(body);
+}
+
+std::int32_t RunBuilder::line_rank(std::string_view body) const {
+  return line_.rank >= 0 ? line_.rank : find_rank(body);
 }
 
 void RunBuilder::meta(const std::string& key, double value, std::uint64_t line, bool overwrite) {

@@ -8,23 +8,10 @@
 #include <string>
 #include <string_view>
 
+#include "io/timestamp.hpp"
 #include "mfu/run.hpp"
 
 namespace mfu::detail {
-
-/// Seconds since 1970 for a civil UTC date and time.
-[[nodiscard]] double unix_seconds(int year, int month, int day, int hour, int minute,
-                                  double second);
-
-/// Finds a wall-clock timestamp near the start of `line`: "[2024-03-30 20:02:40]",
-/// "[2026-08-22 15:22:22.123456]", "[2022-10-28 23:48:58,641]", "2026-04-18 22:15:40,200",
-/// or absl's "I0811 21:54:55.531340". Year-less absl times are returned as seconds into 1970
-/// (below kYearlessLimit) and placed in the year of the log's dated lines by
-/// resolve_yearless_timestamps(). Returns NaN when there is none.
-[[nodiscard]] double find_timestamp(std::string_view line);
-
-/// Timestamps below this are year-less (absl/glog "MMDD HH:MM:SS").
-inline constexpr double kYearlessLimit = 4e7;
 
 /// Moves year-less timestamps into the year of the dated ones (or keeps them as they are when
 /// the log has no dated line), so that first/last and gaps are consistent.

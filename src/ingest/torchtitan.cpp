@@ -35,7 +35,8 @@ class TorchtitanParser : public LineParser {
       cleaned = strip_ansi(raw);
       raw = cleaned;
     }
-    const std::int32_t rank = starts_with(raw, "[rank") ? find_rank(raw.substr(0, 16)) : -1;
+    const std::int32_t rank =
+        starts_with(raw, "[rank") ? find_rank(raw.substr(0, 16)) : out_.line_attrs().rank;
     std::string_view text = strip_rank_prefix(raw);
     // A new log record ends a config dump that never closed (a cut-off log).
     if (config_depth_ > 0 && (starts_with(text, "[titan]") || contains(text, " - root - ")))
@@ -50,7 +51,7 @@ class TorchtitanParser : public LineParser {
       if (config_depth_ <= 0 || config_.size() > (4u << 20)) finish_config(number);
       return;
     }
-    const double ts = find_timestamp(text);
+    const double ts = out_.line_timestamp(text);
     if (known(ts)) out_.timestamp(ts);
     const std::size_t sp = text.find("step:");
     if (sp != std::string_view::npos && contains(text, "loss:") &&
@@ -173,7 +174,7 @@ class TorchtitanParser : public LineParser {
       Event e;
       e.kind = EventKind::kCheckpointSave;
       e.line = static_cast<std::uint32_t>(number);
-      e.timestamp_s = find_timestamp(t);
+      e.timestamp_s = out_.line_timestamp(t);
       if (auto v = number_after(t, " in ")) e.duration_s = *v;
       e.step = out_.has_last() ? out_.last().step : 0;
       e.detail = "checkpoint save";

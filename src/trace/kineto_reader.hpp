@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/source.hpp"
+#include "io/source.hpp"
 #include "mfu/trace.hpp"
 
 namespace mfu::detail {

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "ingest/csv.hpp"
-#include "ingest/line_reader.hpp"
-#include "ingest/source.hpp"
-#include "ingest/text_scan.hpp"
+#include "io/csv.hpp"
+#include "io/line_reader.hpp"
+#include "io/source.hpp"
+#include "io/timestamp.hpp"
 #include "mfu/error.hpp"
 #include "mfu/whatif.hpp"
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "ingest/line_reader.hpp"
-#include "ingest/source.hpp"
+#include "io/line_reader.hpp"
+#include "io/source.hpp"
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
 #include "test_util.hpp"

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ingest/source.hpp"
+#include "io/source.hpp"
 
 namespace mfu::detail {
 

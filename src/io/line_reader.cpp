@@ -1,4 +1,4 @@
-#include "ingest/line_reader.hpp"
+#include "io/line_reader.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "trace/trace_run.hpp"
+#include "ingest/trace_run.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "ingest/source.hpp"
+#include "io/source.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

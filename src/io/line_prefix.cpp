@@ -1,0 +1,259 @@
+// Prefix peeling (the grammar is in line_prefix.hpp).
+#include "io/line_prefix.hpp"
+
+#include <cmath>
+
+#include "io/timestamp.hpp"
+
+namespace mfu::detail {
+namespace {
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+char lower_ascii(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
+bool istarts(std::string_view s, std::string_view p) {
+  if (s.size() < p.size()) return false;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (lower_ascii(s[i]) != p[i]) return false;
+  return true;
+}
+
+/// Reads decimal digits at `i` (at most 7); -1 when there are none.
+std::int32_t read_number(std::string_view s, std::size_t& i) {
+  std::int32_t v = 0;
+  const std::size_t start = i;
+  while (i < s.size() && is_digit(s[i]) && i - start < 7) v = v * 10 + (s[i++] - '0');
+  return i == start ? -1 : v;
+}
+
+void skip_spaces(std::string_view s, std::size_t& i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+}
+
+/// After a timestamp: " - " or ": " (a logger's separator), else nothing. Not " | ": an
+/// nvidia-smi table row would lose its first bar.
+void skip_separator(std::string_view s, std::size_t& i) {
+  std::size_t j = i;
+  skip_spaces(s, j);
+  if (j + 1 < s.size() && (s[j] == '-' || s[j] == ':') && s[j + 1] == ' ') i = j + 2;
+}
+
+/// A timestamp, bare or in brackets. Returns the characters used, 0 when none.
+std::size_t timestamp_token(std::string_view s, double& t) {
+  const bool bracket = !s.empty() && s[0] == '[';
+  std::size_t len = 0;
+  const double v = read_timestamp_prefix(s.substr(bracket ? 1 : 0), len);
+  if (std::isnan(v)) return 0;
+  std::size_t i = len + (bracket ? 1 : 0);
+  if (bracket) {
+    if (i >= s.size() || s[i] != ']') return 0;
+    ++i;
+  }
+  skip_separator(s, i);
+  t = v;
+  return i;
+}
+
+/// "[rank3]:", "[Rank 3]", "[default3]:", "[1,3]<stdout>:". Returns the characters used.
+std::size_t bracket_rank_token(std::string_view s, std::int32_t& rank) {
+  if (s.size() < 3 || s[0] != '[') return 0;
+  std::size_t i = 1;
+  if (is_digit(s[i])) {  // mpirun --tag-output: [jobid,rank]<stdout>:
+    if (read_number(s, i) < 0 || i >= s.size() || s[i] != ',') return 0;
+    ++i;
+    const std::int32_t r = read_number(s, i);
+    if (r < 0 || i >= s.size() || s[i] != ']') return 0;
+    ++i;
+    for (std::string_view tag : {"<stdout>:", "<stderr>:", "<stddiag>:"}) {
+      if (s.substr(i).substr(0, tag.size()) == tag) {
+        rank = r;
+        return i + tag.size();
+      }
+    }
+    return 0;
+  }
+  const bool rank_word = istarts(s.substr(1), "rank");
+  while (i < s.size() && (is_alpha(s[i]) || s[i] == '_')) ++i;
+  if (i == 1 || i - 1 > 24) return 0;
+  if (rank_word) skip_spaces(s, i);
+  const std::int32_t r = read_number(s, i);
+  if (r < 0 || i >= s.size() || s[i] != ']') return 0;
+  ++i;
+  const bool colon = i < s.size() && s[i] == ':';
+  if (!colon && !rank_word) return 0;  // "[step3]" could be a format's own text
+  rank = r;
+  return i + (colon ? 1 : 0);
+}
+
+/// "rank=3", "rank 3:", srun's "3: ". Returns the characters used.
+std::size_t plain_rank_token(std::string_view s, std::int32_t& rank) {
+  std::size_t i = 0;
+  if (istarts(s, "rank=")) {
+    i = 5;
+    const std::int32_t r = read_number(s, i);
+    if (r < 0 || (i < s.size() && s[i] != ' ' && s[i] != ':' && s[i] != ',' && s[i] != ']'))
+      return 0;
+    if (i < s.size() && (s[i] == ':' || s[i] == ',')) ++i;
+    rank = r;
+    return i;
+  }
+  if (istarts(s, "rank ")) {
+    i = 5;
+    const std::int32_t r = read_number(s, i);
+    if (r < 0 || i >= s.size() || s[i] != ':') return 0;
+    rank = r;
+    return i + 1;
+  }
+  const std::int32_t r = read_number(s, i);
+  if (r < 0 || i > 6 || i + 1 >= s.size() || s[i] != ':' || s[i + 1] != ' ') return 0;
+  rank = r;
+  return i + 2;
+}
+
+/// "stdout: ", "stderr: ", "(TaskRunner pid=123)", "(pid=123, ip=10.0.0.1)".
+std::size_t launcher_token(std::string_view s) {
+  for (std::string_view tag : {"stdout: ", "stderr: "})
+    if (s.substr(0, tag.size()) == tag) return tag.size();
+  if (s.empty() || s[0] != '(') return 0;
+  const std::size_t close = s.find(')');
+  if (close == std::string_view::npos || close > 96) return 0;
+  const std::string_view inside = s.substr(1, close - 1);
+  const std::size_t pid = inside.find("pid=");
+  if (pid == std::string_view::npos || (pid > 0 && inside[pid - 1] != ' ')) return 0;
+  return close + 1;
+}
+
+/// "worker-0: ", "node017: ", "ip-10-0-0-1.ec2.internal: ": a host name, then ": ".
+std::size_t host_token(std::string_view s) {
+  std::size_t i = 0;
+  bool letter = false, digit_or_dash = false;
+  while (i < s.size() && i < 64 &&
+         (is_alpha(s[i]) || is_digit(s[i]) || s[i] == '-' || s[i] == '.')) {
+    letter = letter || is_alpha(s[i]);
+    digit_or_dash = digit_or_dash || is_digit(s[i]) || s[i] == '-';
+    ++i;
+  }
+  if (i == 0 || !letter || !digit_or_dash || !is_alpha(s[0])) return 0;
+  if (i + 2 > s.size() || s[i] != ':' || s[i + 1] != ' ' || i + 2 == s.size()) return 0;
+  return i + 2;
+}
+
+/// One prefix at the start of `s`; fills `a`. Returns the characters used, 0 when none.
+std::size_t one_prefix(std::string_view s, LineAttrs& a) {
+  std::size_t n = 0;
+  if (s[0] == '>') {
+    n = 1;
+    while (n < s.size() && s[n] == '>') ++n;
+    return n;
+  }
+  double t = 0;
+  if ((n = timestamp_token(s, t)) > 0) {
+    // The outermost dated timestamp wins (a launcher's clock over the framework's own); a
+    // year-less glog time gives way to a dated one.
+    if (std::isnan(a.timestamp_s) || a.timestamp_s < kYearlessLimit) a.timestamp_s = t;
+    return n;
+  }
+  std::int32_t r = -1;
+  if ((n = bracket_rank_token(s, r)) > 0 || (n = plain_rank_token(s, r)) > 0) {
+    a.rank = r;
+    return n;
+  }
+  if ((n = launcher_token(s)) > 0 || (n = host_token(s)) > 0) {
+    a.host = s.substr(0, n);
+    return n;
+  }
+  return 0;
+}
+
+}  // namespace
+
+PeeledLine peel_prefixes(std::string_view line) {
+  PeeledLine out;
+  std::size_t i = 0;
+  skip_spaces(line, i);
+  for (int k = 0; k < kMaxPrefixes && i < line.size(); ++k) {
+    const std::size_t n = one_prefix(line.substr(i), out.attrs);
+    if (n == 0) break;
+    i += n;
+    ++out.attrs.prefixes;
+    skip_spaces(line, i);
+  }
+  out.body = line.substr(i);
+  return out;
+}
+
+namespace {
+
+/// Removes ANSI escape sequences (CSI "ESC [ ... final", and two-byte "ESC x") into `out`.
+void strip_escapes(std::string_view s, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\x1b') {
+      out.push_back(s[i]);
+      continue;
+    }
+    if (i + 1 < s.size() && s[i + 1] == '[') {
+      std::size_t j = i + 2;
+      while (j < s.size() && !(s[j] >= '@' && s[j] <= '~')) ++j;
+      i = j;
+    } else if (i + 1 < s.size()) {
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+PeeledLine LinePeeler::peel(std::string_view raw, std::uint64_t number) {
+  if (raw.size() >= 3 && raw.substr(0, 3) == "\xEF\xBB\xBF") raw.remove_prefix(3);
+  if (raw.find('\x1b') != std::string_view::npos) {
+    strip_escapes(raw, scratch_);
+    const std::size_t n = scratch_.size();
+    scratch_.append(kBodyPadding, '\0');  // a body stays safe for simdjson's padded reads
+    raw = std::string_view(scratch_.data(), n);
+  }
+  PeeledLine p = peel_prefixes(raw);
+  if (number != 0 && number == last_number_) {
+    // A later \r segment of the same physical line: the line's prefixes hold for it too.
+    if (p.attrs.rank < 0) p.attrs.rank = line_attrs_.rank;
+    if (std::isnan(p.attrs.timestamp_s)) p.attrs.timestamp_s = line_attrs_.timestamp_s;
+    if (p.attrs.host.empty()) p.attrs.host = line_attrs_.host;
+    return p;
+  }
+  last_number_ = number;
+  line_attrs_ = p.attrs;
+  line_attrs_.host = {};  // a view into this segment; not kept past it
+  const bool only_time = p.body.empty() && !std::isnan(p.attrs.timestamp_s);
+  if (only_time) {
+    carried_timestamp_s_ = p.attrs.timestamp_s;
+  } else if (!p.body.empty()) {
+    if (std::isnan(p.attrs.timestamp_s)) p.attrs.timestamp_s = carried_timestamp_s_;
+    carried_timestamp_s_ = std::numeric_limits<double>::quiet_NaN();
+  }
+  return p;
+}
+
+std::string peel_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  LinePeeler peeler;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(pos, nl - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out += peeler.peel(line).body;
+    out += '\n';
+    pos = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace mfu::detail

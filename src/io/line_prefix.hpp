@@ -1,0 +1,75 @@
+#pragma once
+// Prefix peeling: what launchers, loggers and people put before a framework's own line.
+//
+// The grammar (one place; every text format's detection and parsing run on the body that is
+// left). A line is   PREFIX* BODY   where each PREFIX, tried at the start in this order and
+// followed by optional spaces, is one of:
+//
+//   indentation   spaces and tabs
+//   quote         ">" (a log pasted as a quote; ">>" nests)
+//   timestamp     "2024-03-30 20:02:40[,.]fff", ISO 8601 "2024-03-30T20:02:40.5+02:00",
+//                 "2024/03/30 20:02:40", "03/30/2024 20:02:40", glog "I0330 20:02:40.123456
+//                 1234 file.py:12]"; each may be in brackets "[...]" and be followed by a
+//                 separator " - " or ": "
+//   rank tag      "[rank3]:", "[Rank 3]", "rank=3", "rank 3:", torchrun --tee "[default3]:"
+//                 (any "[<role><N>]:"), srun --label "3: ", mpirun --tag-output
+//                 "[1,3]<stdout>:"
+//   launcher      "stdout: ", "stderr: ", Ray's "(TaskRunner pid=123)" / "(pid=123, ip=...)"
+//   host          "worker-0: ", "node017: " (letters with a digit or '-', then ": ")
+//
+// When several timestamps are peeled, the outermost dated one is kept (a year-less glog time
+// gives way to a dated one). Peeling stops at the first token that is none of these, and at most
+// kMaxPrefixes are peeled. Before peeling, ANSI escape sequences and a byte-order mark are removed.
+// A line whose body is empty but that carried a timestamp (W&B's exported logs put the time on its
+// own line) lends that timestamp to the next line that has none.
+// The \r-separated segments of one physical line share the prefixes of its first segment.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace mfu::detail {
+
+inline constexpr int kMaxPrefixes = 8;
+/// Bytes readable after every body, as after every line of LineReader (simdjson needs 64).
+inline constexpr std::size_t kBodyPadding = 64;
+
+/// What the peeled prefixes said.
+struct LineAttrs {
+  /// Unix seconds (UTC); NaN when none; year-less glog times are below 4e7.
+  double timestamp_s = std::numeric_limits<double>::quiet_NaN();
+  std::int32_t rank = -1;     ///< the innermost rank tag; -1 when none
+  std::string_view host;      ///< a host or launcher prefix ("worker-0"), empty when none
+  std::uint8_t prefixes = 0;  ///< how many prefixes were peeled
+};
+
+struct PeeledLine {
+  std::string_view body;
+  LineAttrs attrs;
+};
+
+/// Peels the prefixes of one line that is already free of ANSI codes (views into `line`).
+[[nodiscard]] PeeledLine peel_prefixes(std::string_view line);
+
+/// Cleans (ANSI codes, BOM) and peels the lines of one input, in order, carrying a
+/// timestamp that stood on a line of its own to the next line.
+class LinePeeler {
+ public:
+  /// The body is valid until the next call (it may point into the peeler's own buffer).
+  /// `number` is the physical line's: the \r segments of one line (tqdm redrawing) share the
+  /// prefixes that stood before its first segment.
+  PeeledLine peel(std::string_view raw, std::uint64_t number = 0);
+
+ private:
+  std::string scratch_;
+  std::uint64_t last_number_ = 0;
+  LineAttrs line_attrs_;  // of the first segment of line last_number_
+  double carried_timestamp_s_ = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// The bodies of the lines of `text`, peeled as LinePeeler does, joined by '\n' (for format
+/// detection on the start of an input).
+[[nodiscard]] std::string peel_text(std::string_view text);
+
+}  // namespace mfu::detail

@@ -1,0 +1,278 @@
+// The line layer: prefix peeling (io/line_prefix.hpp's grammar) and the same run whatever
+// prefix a launcher or logger put before each line of a real excerpt.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <ctime>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "io/line_prefix.hpp"
+#include "mfu/error.hpp"
+#include "mfu/ingest.hpp"
+#include "test_util.hpp"
+
+namespace mfu {
+namespace {
+
+using detail::LinePeeler;
+using detail::peel_prefixes;
+
+struct PeelCase {
+  const char* line;
+  const char* body;
+  std::int32_t rank;
+  double timestamp_s;  // NaN: none
+  const char* host;
+};
+
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+
+// Unix times by hand (Python: calendar.timegm): 2023-03-22 10:01:02 UTC = 1679479262;
+// 2024-03-30 20:02:40+02:00 = 18:02:40 UTC = 1711821760; 2023-12-01 12:00:00 = 1701432000;
+// glog "I1201 12:00:00" has no year: 1970-12-01 12:00:00 = 28900800.
+const PeelCase kPeelCases[] = {
+    {"2023-03-22 10:01:02 iter 2920: loss 2.1", "iter 2920: loss 2.1", -1, 1679479262, ""},
+    {"2023-03-22 10:01:02,500 - INFO - step 3", "INFO - step 3", -1, 1679479262.5, ""},
+    {"[2023-03-22 10:01:02,250] [INFO] [logging.py:96:log_dist] [Rank 0] step=10",
+     "[INFO] [logging.py:96:log_dist] [Rank 0] step=10", -1, 1679479262.25, ""},
+    {"2024-03-30T20:02:40+02:00 step 1", "step 1", -1, 1711821760, ""},
+    {"2023-03-22T10:01:02.5Z | step 1", "| step 1", -1, 1679479262.5,
+     ""},  // "|" kept: see nvidia-smi
+    {"12/01/2023 12:00:00 - INFO - transformers.trainer - x", "INFO - transformers.trainer - x", -1,
+     1701432000, ""},
+    {"2023/12/01 12:00:00 loss", "loss", -1, 1701432000, ""},
+    {"I1201 12:00:00.000000 140 train.py:12] step 1", "step 1", -1, 28900800, ""},
+    {"[rank3]: iteration 5/ 10 |", "iteration 5/ 10 |", 3, kNone, ""},
+    {"[default7]:[titan] 2025-01-01 step: 1", "[titan] 2025-01-01 step: 1", 7, kNone, ""},
+    {"12: iter 1: loss 2.0", "iter 1: loss 2.0", 12, kNone, ""},
+    {"[1,5]<stdout>: step 4", "step 4", 5, kNone, ""},
+    {"[Rank 2] step=4", "step=4", 2, kNone, ""},
+    {"rank=6 step 9", "step 9", 6, kNone, ""},
+    {"rank 1: step 9", "step 9", 1, kNone, ""},
+    {"stdout: {'loss': 1.5}", "{'loss': 1.5}", -1, kNone, ""},
+    {"(TaskRunner pid=2231) step:1 - loss:0.5", "step:1 - loss:0.5", -1, kNone, ""},
+    {"(WorkerDict pid=77, ip=10.0.0.2) x", "x", -1, kNone, ""},
+    {"worker-0: [2023-03-22 10:01:02,000] [INFO] hi", "[INFO] hi", -1, 1679479262, "worker-0: "},
+    {"> iter 10: loss 3.0", "iter 10: loss 3.0", -1, kNone, ""},
+    {">>   iter 10: loss 3.0", "iter 10: loss 3.0", -1, kNone, ""},
+    {"    iter 10: loss 3.0", "iter 10: loss 3.0", -1, kNone, ""},
+    {"node017: 3: [rank3]: step 1", "step 1", 3, kNone, "node017: "},
+};
+
+TEST(PrefixGrammar, EachKindIsPeeledAndKept) {
+  for (const auto& c : kPeelCases) {
+    const auto p = peel_prefixes(c.line);
+    EXPECT_EQ(p.body, c.body) << c.line;
+    EXPECT_EQ(p.attrs.rank, c.rank) << c.line;
+    if (std::isnan(c.timestamp_s)) {
+      EXPECT_TRUE(std::isnan(p.attrs.timestamp_s)) << c.line;
+    } else {
+      EXPECT_NEAR(p.attrs.timestamp_s, c.timestamp_s, 1e-3) << c.line;
+    }
+    if (*c.host) {
+      EXPECT_EQ(p.attrs.host, c.host) << c.line;
+    }
+  }
+}
+
+TEST(PrefixGrammar, AFormatsOwnTextIsNotPeeled) {
+  // Each of these starts with text a prefix rule could mistake for its own.
+  for (const char* line :
+       {"iter 10: loss 2.3", "step: 10 loss: 2", "{'loss': 1.0, 'epoch': 0.1}",
+        "Epoch 1: 100%|####| 10/10", "[titan] 2025-01-01 12:00:00,000 - root - INFO - step: 1",
+        "train_loss: 2.0", "12:00:00 started", "[step3] x", "2024-01-01 12:00:00,1,0.33",
+        "iteration        5/     10 | consumed samples: 40", ":::MLLOG {\"key\": \"x\"}",
+        "1,0.33,3.5e13", "[INFO] x", "2024-01-01x"}) {
+    const auto p = peel_prefixes(line);
+    EXPECT_EQ(p.body, line) << line;
+    EXPECT_EQ(p.attrs.prefixes, 0) << line;
+  }
+}
+
+TEST(PrefixGrammar, AnsiCodesAndBomGoBeforePeeling) {
+  LinePeeler peeler;
+  const auto p = peeler.peel("\xEF\xBB\xBF\x1b[32m[rank1]:\x1b[0m step 3");
+  EXPECT_EQ(p.body, "step 3");
+  EXPECT_EQ(p.attrs.rank, 1);
+}
+
+TEST(PrefixGrammar, ATimestampOnItsOwnLineDatesTheNextLine) {
+  // W&B's exported output.log: the time on one line, the text on the next.
+  LinePeeler peeler;
+  EXPECT_EQ(peeler.peel("2023-03-22T10:01:02Z").body, "");
+  const auto p = peeler.peel("iter 1: loss 2.0, time 100.00ms");
+  EXPECT_NEAR(p.attrs.timestamp_s, 1679479262, 1e-6);
+  EXPECT_TRUE(std::isnan(peeler.peel("iter 2: loss 2.0").attrs.timestamp_s));  // lent once
+}
+
+// ---------------------------------------------------------------------------------------------
+// The matrix: every text excerpt x every prefix kind reads as the same run.
+
+struct PrefixKind {
+  const char* name;
+  std::function<std::string(std::size_t line)> prefix;  // for line n (0-based)
+  std::int32_t rank;                                    // the rank it tags, -1 none
+  bool dated;                                           // it carries a timestamp
+};
+
+// Dated prefixes count seconds from this Unix time: the excerpt's own first timestamp when it
+// has a dated one (a launcher's clock agrees with the log's), else 2024-05-01 00:00:00 UTC.
+double g_epoch = 1714521600;
+
+std::tm utc_at(std::size_t n) {
+  const auto t = static_cast<std::time_t>(g_epoch) + static_cast<std::time_t>(n);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return tm;
+}
+
+std::string iso_time(std::size_t n) {
+  const std::tm t = utc_at(n);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", t.tm_year + 1900, t.tm_mon + 1,
+                     t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec);
+}
+
+std::vector<PrefixKind> prefix_kinds() {
+  return {
+      {"none", [](std::size_t) { return std::string(); }, -1, false},
+      {"timestamp", [](std::size_t n) { return fmt::format("{} ", iso_time(n)); }, -1, true},
+      {"bracketed timestamp,ms",
+       [](std::size_t n) { return fmt::format("[{},125] ", iso_time(n)); }, -1, true},
+      {"ISO 8601 T Z",
+       [](std::size_t n) {
+         std::string t = iso_time(n);
+         t[10] = 'T';
+         return fmt::format("{}Z ", t);
+       },
+       -1, true},
+      {"month first",
+       [](std::size_t n) {
+         const std::tm t = utc_at(n);
+         return fmt::format("{:02}/{:02}/{:04} {:02}:{:02}:{:02} - ", t.tm_mon + 1, t.tm_mday,
+                            t.tm_year + 1900, t.tm_hour, t.tm_min, t.tm_sec);
+       },
+       -1, true},
+      {"glog",
+       [](std::size_t n) {
+         const std::tm t = utc_at(n);
+         return fmt::format("I{:02}{:02} {:02}:{:02}:{:02}.000000 4242 train.py:88] ", t.tm_mon + 1,
+                            t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec);
+       },
+       -1, true},
+      {"[rank3]:", [](std::size_t) { return std::string("[rank3]: "); }, 3, false},
+      {"[default3]:", [](std::size_t) { return std::string("[default3]:"); }, 3, false},
+      {"srun label", [](std::size_t) { return std::string("3: "); }, 3, false},
+      {"mpirun tag", [](std::size_t) { return std::string("[1,3]<stdout>:"); }, 3, false},
+      {"[Rank 3]", [](std::size_t) { return std::string("[Rank 3] "); }, 3, false},
+      {"rank=3", [](std::size_t) { return std::string("rank=3 "); }, 3, false},
+      {"stdout:", [](std::size_t) { return std::string("stdout: "); }, -1, false},
+      {"Ray actor", [](std::size_t) { return std::string("(TaskRunner pid=4242) "); }, -1, false},
+      {"host", [](std::size_t) { return std::string("gpu-node-07: "); }, -1, false},
+      {"quote", [](std::size_t) { return std::string("> "); }, -1, false},
+      {"indent", [](std::size_t) { return std::string("    "); }, -1, false},
+      {"host rank time",
+       [](std::size_t n) { return fmt::format("worker-1: [rank3]: {} ", iso_time(n)); }, 3, true},
+  };
+}
+
+std::string with_prefix(const std::string& text, const PrefixKind& kind) {
+  std::istringstream in(text);
+  std::string line, out;
+  for (std::size_t n = 0; std::getline(in, line); ++n) {
+    out += kind.prefix(n);
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+bool same(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a));
+}
+
+void expect_same_run(const Run& base, const Run& got, const PrefixKind& kind) {
+  ASSERT_EQ(got.format, base.format);
+  ASSERT_EQ(got.iterations.size(), base.iterations.size());
+  for (std::size_t i = 0; i < base.iterations.size(); ++i) {
+    const Iteration a = base.iterations[i], b = got.iterations[i];
+    EXPECT_EQ(b.step, a.step) << "record " << i;
+    EXPECT_EQ(b.count, a.count) << "record " << i;
+    EXPECT_EQ(b.line, a.line) << "record " << i;
+    // A dated prefix may give time to records that had none; times the log prints stay.
+    if (!(kind.dated && std::isnan(a.time_s))) {
+      EXPECT_TRUE(same(b.time_s, a.time_s)) << i;
+    }
+    EXPECT_TRUE(same(b.tokens, a.tokens)) << "record " << i;
+    EXPECT_TRUE(same(b.loss, a.loss)) << "record " << i;
+    EXPECT_TRUE(same(b.model_flops, a.model_flops)) << "record " << i;
+    EXPECT_TRUE(same(b.reported_mfu, a.reported_mfu)) << "record " << i;
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      EXPECT_TRUE(same(b.phase[p], a.phase[p])) << "record " << i << " phase " << p;
+    if (kind.rank >= 0 && a.rank < 0) {
+      EXPECT_EQ(b.rank, kind.rank) << "record " << i;
+    }
+    if (kind.dated) {
+      EXPECT_FALSE(std::isnan(b.timestamp_s)) << "record " << i;
+    }
+  }
+  EXPECT_EQ(got.events.size(), base.events.size());
+  for (const auto& [key, value] : base.meta.all()) {
+    EXPECT_TRUE(got.meta.has(key)) << key;
+    if (const auto* d = std::get_if<double>(&value.value)) {
+      EXPECT_EQ(got.meta.number(key), *d);
+    }
+  }
+}
+
+const char* const kTextExcerpts[] = {
+    "megatron_megads_excerpt.log",    "megatron_lm_issue756.log",       "megatron_bert_timers.log",
+    "megatron_ds_tflops_excerpt.log", "torchtitan_excerpt.log",         "hf_loss_dicts.log",
+    "msswift_stdout_excerpt.log",     "deepspeed_microstep_timers.log", "deepspeed_gptneox.log",
+    "dschat_throughput_excerpt.log",  "dschat_rlhf_excerpt.log",        "nanogpt_mfu.log",
+    "modded_nanogpt_excerpt.txt",     "mlperf_llama2_lora_h200.txt",    "maxtext_steps.log",
+    "native_excerpt.jsonl",
+};
+
+TEST(LineLayerMatrix, EveryTextFormatReadsTheSameUnderEveryPrefix) {
+  for (const char* file : kTextExcerpts) {
+    const std::string text = test::read_file(test::test_data(file));
+    const mfu::Run base = ingest_text(text, file);
+    ASSERT_FALSE(base.iterations.empty()) << file;
+    g_epoch = known(base.first_timestamp_s) && base.first_timestamp_s > 1e9
+                  ? std::floor(base.first_timestamp_s)
+                  : 1714521600;
+    for (const auto& kind : prefix_kinds()) {
+      SCOPED_TRACE(fmt::format("{} with prefix '{}'", file, kind.name));
+      mfu::Run got;
+      try {
+        got = ingest_text(with_prefix(text, kind), file);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        continue;
+      }
+      expect_same_run(base, got, kind);
+    }
+  }
+}
+
+TEST(LineLayerMatrix, APrefixTheGrammarLacksIsNotSilentlyRead) {
+  // The check above can fail: a prefix outside the grammar ("<12>" syslog priority) is not
+  // peeled, so detection finds no format, or fewer records.
+  const std::string text = test::read_file(test::test_data("nanogpt_mfu.log"));
+  const mfu::Run base = ingest_text(text, "n.log");
+  const PrefixKind syslog{"syslog", [](std::size_t) { return std::string("<12>x "); }, -1, false};
+  bool differs = false;
+  try {
+    const mfu::Run got = ingest_text(with_prefix(text, syslog), "n.log");
+    differs = got.iterations.size() != base.iterations.size() || got.format != base.format;
+  } catch (const Error&) {
+    differs = true;
+  }
+  EXPECT_TRUE(differs);
+}
+
+}  // namespace
+}  // namespace mfu
