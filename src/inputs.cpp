@@ -12,7 +12,7 @@ struct Name {
   const char* words;
 };
 
-constexpr std::array<Name, 14> kNames{{
+constexpr std::array<Name, 15> kNames{{
     {"gpus", "the GPU count"},
     {"gpu", "the accelerator"},
     {"peak", "the dense peak FLOP/s per GPU"},
@@ -27,6 +27,7 @@ constexpr std::array<Name, 14> kNames{{
     {"micro-batches", "the pipeline micro-batches per step"},
     {"convention", "the FLOP convention"},
     {"recompute", "the activation recomputation"},
+    {"force-merge", "permission to merge them anyway"},
 }};
 
 std::atomic<InputPhrasing> g_phrasing{nullptr};

@@ -98,6 +98,7 @@ struct IngestFlags {
   std::string format;
   bool strict = false;
   std::size_t max_warnings = 20;
+  bool force_merge = false;
 };
 void add_ingest_flags(CLI::App* cmd, IngestFlags& flags);
 [[nodiscard]] IngestOptions ingest_options(const IngestFlags& flags, const GlobalOptions& g);

@@ -22,6 +22,10 @@ void add_ingest_flags(CLI::App* cmd, IngestFlags& f) {
       ->group("Input");
   cmd->add_option("--max-warnings", f.max_warnings, "Most diagnostics kept (default 20)")
       ->group("Input");
+  cmd->add_flag("--force-merge", f.force_merge,
+                "Merge several inputs even when their metadata says they are different jobs "
+                "(model shape, GPU count, GPU type, format)")
+      ->group("Input");
 }
 
 IngestOptions ingest_options(const IngestFlags& f, const GlobalOptions& g) {
@@ -29,6 +33,7 @@ IngestOptions ingest_options(const IngestFlags& f, const GlobalOptions& g) {
   o.format = f.format;
   o.strict = f.strict;
   o.max_diagnostics = f.max_warnings;
+  o.force_merge = f.force_merge;
   if (!g.quiet) o.on_progress = [](const std::string& m) { info(m); };
   return o;
 }

@@ -30,6 +30,9 @@ struct IngestOptions {
   std::uint64_t parallel_min_bytes = std::uint64_t{32} << 20;
   /// Extra name patterns (case-insensitive substrings) of communication kernels in traces.
   std::vector<std::string> comm_kernel_patterns;
+  /// Merge inputs whose metadata says they are different jobs (model shape, GPU count, GPU,
+  /// format) instead of refusing them.
+  bool force_merge = false;
   /// Called with progress messages ("reading x.log (megatron)") when set.
   std::function<void(const std::string&)> on_progress;
 };

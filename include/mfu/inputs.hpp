@@ -28,6 +28,7 @@ enum class Input : std::uint8_t {
   kMicroBatches,   ///< pipeline micro-batches per step
   kConvention,     ///< the FLOP-counting convention
   kRecompute,      ///< activation recomputation
+  kForceMerge,     ///< permission to merge inputs that look like different jobs
 };
 
 /// A stable key: "gpus", "seq-len", "tokens-per-step", ...

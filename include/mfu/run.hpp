@@ -165,6 +165,19 @@ enum class TimingKind {
   kNone,          ///< the log has no per-iteration time
 };
 
+/// One rank's records as its own stream saw them, summarised after ranks are combined per step
+/// (the slowest rank sets each step's time; its timers are the step's timers).
+struct RankStream {
+  std::int32_t rank = -1;
+  std::size_t records = 0;        ///< step records after micro-batches were grouped
+  std::size_t slowest_steps = 0;  ///< combined steps whose time this rank set
+  std::size_t restarts = 0;       ///< times its step counter went back (not a reordering)
+  double mean_time_s = kUnknown;  ///< mean step time of its records
+  double mean_data_s = kUnknown;  ///< mean data wait of its records (when timed)
+  double first_timestamp_s = kUnknown;
+  double last_timestamp_s = kUnknown;
+};
+
 struct Run {
   std::string format;               ///< detected (or forced) format name
   std::vector<std::string> inputs;  ///< files read, in the order used
@@ -181,7 +194,9 @@ struct Run {
   TimingKind timing = TimingKind::kPerIteration;
   std::vector<std::string> fields;  ///< names of the per-iteration fields recovered
   std::vector<std::int32_t> ranks;  ///< ranks whose lines were seen
-  bool truncated = false;           ///< the input ended early (killed job, cut stream)
+  /// The streams of the ranks that printed step records (empty when records carry no rank).
+  std::vector<RankStream> rank_streams;
+  bool truncated = false;  ///< the input ended early (killed job, cut stream)
   /// Per-rank device-level detail when the run comes from profiler traces.
   std::shared_ptr<const TraceSummary> trace;
 };

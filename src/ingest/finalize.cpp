@@ -6,29 +6,37 @@
 #include <cmath>
 
 #include "ingest/parser.hpp"
+#include "ingest/rank_streams.hpp"
 
 namespace mfu::detail {
 namespace {
 
-/// Fills unknown fields of `into` from `from` and keeps the slower time (a step ends when the
-/// slowest rank finishes).
-void merge_record(Iteration& into, const Iteration& from) {
-  if (known(from.time_s) && (!known(into.time_s) || from.time_s > into.time_s))
-    into.time_s = from.time_s;
-  auto fill = [](double& a, double b) {
-    if (!known(a)) a = b;
+/// Info notes on what combining the streams did, and a warning when ranks disagree.
+void note_stream_work(Run& run, const JobRecords& job) {
+  const std::string file = run.inputs.empty() ? "" : run.inputs.front();
+  auto info = [&](std::string m) {
+    run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kInfo, file, 0, std::move(m)});
   };
-  fill(into.timestamp_s, from.timestamp_s);
-  fill(into.tokens, from.tokens);
-  fill(into.samples, from.samples);
-  fill(into.loss, from.loss);
-  fill(into.model_flops, from.model_flops);
-  fill(into.reported_flops_per_gpu, from.reported_flops_per_gpu);
-  fill(into.reported_mfu, from.reported_mfu);
-  for (std::size_t p = 0; p < kPhaseCount; ++p) {
-    if (known(from.phase[p]) && (!known(into.phase[p]) || from.phase[p] > into.phase[p]))
-      into.phase[p] = from.phase[p];
-  }
+  if (job.rank_records > 0)
+    info(
+        fmt::format("combined {} records of other ranks into their steps (several ranks print "
+                    "each step); the slowest rank's time and timers are kept",
+                    job.rank_records));
+  if (job.micro_batches > 0)
+    info(
+        fmt::format("added {} micro-batch records into their steps (gradient accumulation "
+                    "prints one line per micro-batch)",
+                    job.micro_batches));
+  if (job.duplicates > 0)
+    info(fmt::format("dropped {} repeated records (the same step printed twice)", job.duplicates));
+  if (job.reordered > 0)
+    info(fmt::format("put {} records back in step order (lines written out of order)",
+                     job.reordered));
+  if (job.incarnations_disagree)
+    run.diagnostics.push_back(Diagnostic{
+        Diagnostic::Severity::kWarning, file, 0,
+        "the ranks' step counters go back a different number of times: restarts are matched "
+        "by their order, which may pair the wrong pieces"});
 }
 
 }  // namespace
@@ -46,48 +54,21 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     return;
   }
 
-  // 1. Merge consecutive records of the same step (every rank printing the same line). The
-  //    table is rebuilt only when there is something to merge.
-  auto mergeable = [](const Iteration& cur, const Iteration& next) {
-    const bool same_rank_group = next.rank != cur.rank && next.rank >= 0 && cur.rank >= 0;
-    const bool close_in_time = !known(next.timestamp_s) || !known(cur.timestamp_s) ||
-                               std::fabs(next.timestamp_s - cur.timestamp_s) < 30.0;
-    return next.step == cur.step && next.step >= 0 && (same_rank_group || close_in_time);
-  };
-  bool any_repeat = false;
-  for (std::size_t i = 1; i < n_in && !any_repeat; ++i) any_repeat = t.step(i) == t.step(i - 1);
-  std::size_t duplicates = 0;
-  if (any_repeat) {
-    IterationTable merged;
-    Iteration cur = t[0];
-    for (std::size_t i = 1; i < n_in; ++i) {
-      Iteration next = t[i];
-      if (mergeable(cur, next)) {
-        merge_record(cur, next);
-        ++duplicates;
-      } else {
-        merged.push_back(cur);
-        cur = next;
-      }
-    }
-    merged.push_back(cur);
-    t = std::move(merged);
-  }
-  if (duplicates > 0) {
-    run.diagnostics.push_back(
-        Diagnostic{Diagnostic::Severity::kInfo, run.inputs.empty() ? "" : run.inputs.front(), 0,
-                   fmt::format("merged {} duplicate records of the same step (several ranks "
-                               "print each step); the slowest rank's time is kept",
-                               duplicates)});
-  }
+  // 1. Per-rank streams to one record per step; restarts are where a rank's counter goes back.
+  JobRecords job = combine_rank_streams(std::move(t), run.meta);
+  t = std::move(job.table);
+  run.rank_streams = std::move(job.streams);
+  note_stream_work(run, job);
+  if (const std::size_t folded = combine_rank_events(run.events); folded > 0)
+    run.diagnostics.push_back(Diagnostic{
+        Diagnostic::Severity::kInfo, run.inputs.empty() ? "" : run.inputs.front(), 0,
+        fmt::format("combined {} events that several ranks printed for the same step (startup, "
+                    "checkpoints): each counts once for the job",
+                    folded)});
   const std::size_t n = t.size();
 
-  // 2. Segments: the step counter going back starts a new segment (a restart).
-  std::vector<std::size_t> seg_start{0};
-  for (std::size_t i = 1; i < n; ++i) {
-    if (t.step(i) < t.step(i - 1)) seg_start.push_back(i);
-  }
-
+  // 2. Segments: one per job incarnation.
+  const std::vector<std::size_t>& seg_start = job.incarnations;
   // 3. How many iterations each record stands for.
   bool multi = false;
   std::size_t jumps = 0;

@@ -10,14 +10,13 @@
 
 #include "ingest/chunked.hpp"
 #include "ingest/line_feed.hpp"
+#include "ingest/merge.hpp"
 #include "ingest/parser.hpp"
 #include "io/line_reader.hpp"
 #include "io/source.hpp"
 #include "mfu/error.hpp"
 #include "mfu/trace.hpp"
 #include "text.hpp"
-#include "ingest/trace_run.hpp"
-#include "trace/trace_timeline.hpp"
 
 namespace mfu {
 namespace fs = std::filesystem;
@@ -282,168 +281,6 @@ std::vector<std::string> companions(const std::string& path) {
   return out;
 }
 
-bool steps_overlap(const Run& a, const Run& b) {
-  if (a.iterations.empty() || b.iterations.empty()) return false;
-  const auto a0 = a.iterations[0].step, a1 = a.iterations.back().step;
-  const auto b0 = b.iterations[0].step, b1 = b.iterations.back().step;
-  const auto lo = std::max(a0, b0), hi = std::min(a1, b1);
-  if (hi < lo) return false;
-  const double overlap = static_cast<double>(hi - lo + 1);
-  const double shorter = static_cast<double>(std::min(a1 - a0, b1 - b0) + 1);
-  return overlap >= 0.5 * shorter;
-}
-
-double start_key(const Run& r) {
-  if (known(r.first_timestamp_s)) return r.first_timestamp_s;
-  return r.iterations.empty() ? 0.0 : static_cast<double>(r.iterations[0].step);
-}
-
-/// Merges several parsed files into one run.
-Run merge(std::vector<Run> runs, const IngestOptions& opt) {
-  std::vector<Run> logs, metas;
-  for (auto& r : runs) (r.format == "metadata" ? metas : logs).push_back(std::move(r));
-  if (logs.empty()) {
-    throw Error("the inputs hold no training log, only metadata files",
-                "pass the log itself (with its system.json or model_config.yaml next to it)");
-  }
-  Run out;
-  const bool all_traces =
-      std::all_of(logs.begin(), logs.end(), [](const Run& r) { return r.trace != nullptr; });
-  if (logs.size() == 1) {
-    out = std::move(logs.front());
-  } else if (all_traces) {
-    // Several ranks' profiler traces: match their collectives and keep the slowest rank per step.
-    std::vector<TraceRankSummary> ranks;
-    for (auto& r : logs) {
-      for (const auto& rs : r.trace->ranks) ranks.push_back(rs);
-      out.inputs.push_back(r.inputs.front());
-      out.meta.fill_from(r.meta);
-      for (auto& d : r.diagnostics) {
-        if (d.severity == Diagnostic::Severity::kWarning && !d.file.empty()) continue;
-        detail::add_diagnostic(out, std::move(d), opt.max_diagnostics);
-      }
-      out.bytes_read += r.bytes_read;
-    }
-    out.format = "kineto";
-    out.meta.erase("rank");
-    detail::fill_run_from_trace(
-        out, std::make_shared<TraceSummary>(detail::combine_ranks(std::move(ranks))));
-    detail::finalize_run(out, TimingKind::kPerIteration);
-  } else {
-    // Per-rank logs of one run overlap in steps; pieces of a restarted job follow each other.
-    bool per_rank = true;
-    for (std::size_t i = 1; i < logs.size(); ++i)
-      per_rank = per_rank && steps_overlap(logs[0], logs[i]);
-    if (!per_rank) {
-      std::stable_sort(logs.begin(), logs.end(),
-                       [](const Run& a, const Run& b) { return start_key(a) < start_key(b); });
-    }
-    out.format = logs.front().format;
-    out.timing = logs.front().timing;
-    for (std::size_t f = 0; f < logs.size(); ++f) {
-      Run& r = logs[f];
-      if (r.format != out.format) {
-        detail::add_diagnostic(
-            out,
-            Diagnostic{
-                Diagnostic::Severity::kWarning, r.inputs.front(), 0,
-                fmt::format("format {} differs from {} of the first input", r.format, out.format)},
-            opt.max_diagnostics);
-      }
-      out.inputs.push_back(r.inputs.front());
-      out.meta.fill_from(r.meta);
-      detail::merge_diagnostics(out, r, opt.max_diagnostics);
-      out.malformed_lines += r.malformed_lines;
-      out.lines_read += r.lines_read;
-      out.bytes_read += r.bytes_read;
-      out.truncated = out.truncated || r.truncated;
-      for (auto rk : r.ranks)
-        if (std::find(out.ranks.begin(), out.ranks.end(), rk) == out.ranks.end())
-          out.ranks.push_back(rk);
-      for (const auto& fl : r.fields)
-        if (std::find(out.fields.begin(), out.fields.end(), fl) == out.fields.end())
-          out.fields.push_back(fl);
-      if (known(r.first_timestamp_s) &&
-          (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
-        out.first_timestamp_s = r.first_timestamp_s;
-      if (known(r.last_timestamp_s) &&
-          (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
-        out.last_timestamp_s = r.last_timestamp_s;
-      for (auto e : r.events) {
-        if (!per_rank || f == 0) {
-          e.file = static_cast<std::uint16_t>(f);
-          if (e.kind != EventKind::kRestart) out.events.push_back(e);
-        }
-      }
-      for (std::size_t i = 0; i < r.iterations.size(); ++i) {
-        Iteration it = r.iterations[i];
-        it.file = static_cast<std::uint16_t>(f);
-        if (per_rank && it.rank < 0) it.rank = static_cast<std::int32_t>(f);
-        out.iterations.push_back(it);
-      }
-    }
-    if (per_rank) {
-      // The same rank twice (a copied file, two runs in one directory) would be counted once
-      // by the duplicate merge, silently: say so.
-      std::size_t twice = 0;
-      for (std::size_t x = 0; x < logs.size(); ++x) {
-        for (std::size_t y = x + 1; y < logs.size() && twice < 5; ++y) {
-          const Run &a = logs[x], &b = logs[y];
-          std::vector<std::int32_t> both;
-          for (auto rk : a.ranks)
-            if (std::find(b.ranks.begin(), b.ranks.end(), rk) != b.ranks.end()) both.push_back(rk);
-          bool same_records = a.iterations.size() == b.iterations.size() && !a.iterations.empty();
-          for (std::size_t i = 0; same_records && i < a.iterations.size(); ++i) {
-            const Iteration p = a.iterations[i], q = b.iterations[i];
-            same_records = p.step == q.step &&
-                           (p.time_s == q.time_s || (!known(p.time_s) && !known(q.time_s)));
-          }
-          if (!both.empty() || same_records) {
-            ++twice;
-            out.diagnostics.push_back(Diagnostic{
-                Diagnostic::Severity::kWarning, b.inputs.front(), 0,
-                !both.empty()
-                    ? fmt::format("holds rank {} as {} does: the same rank twice is counted once",
-                                  both.front(), a.inputs.front())
-                    : fmt::format("has the same records as {}: the same rank twice is counted once",
-                                  a.inputs.front())});
-          }
-        }
-      }
-      // Interleave by step so the duplicate merge in finalize sees all ranks of a step together.
-      std::vector<Iteration> all;
-      all.reserve(out.iterations.size());
-      for (std::size_t i = 0; i < out.iterations.size(); ++i) all.push_back(out.iterations[i]);
-      std::stable_sort(all.begin(), all.end(),
-                       [](const Iteration& a, const Iteration& b) { return a.step < b.step; });
-      out.iterations.clear();
-      for (const auto& it : all) out.iterations.push_back(it);
-      out.diagnostics.push_back(Diagnostic{
-          Diagnostic::Severity::kInfo, "", 0,
-          fmt::format("{} inputs cover the same steps: read as one log per rank", logs.size())});
-    } else {
-      out.diagnostics.push_back(
-          Diagnostic{Diagnostic::Severity::kInfo, "", 0,
-                     fmt::format("{} inputs read as consecutive pieces of one job, ordered by "
-                                 "their timestamps and steps",
-                                 logs.size())});
-    }
-    out.events.erase(std::remove_if(out.events.begin(), out.events.end(),
-                                    [](const Event& e) { return e.kind == EventKind::kRestart; }),
-                     out.events.end());
-    const FormatSpec* spec = detail::find_format(out.format);
-    detail::finalize_run(out, spec ? spec->timing : TimingKind::kPerIteration,
-                         spec && spec->single_iteration_records);
-  }
-  for (auto& m : metas) {
-    // Metadata files describe the hardware and model; they never override the log itself.
-    out.meta.fill_from(m.meta);
-    out.inputs.push_back(m.inputs.front());
-    for (auto& d : m.diagnostics) out.diagnostics.push_back(std::move(d));
-  }
-  return out;
-}
-
 }  // namespace
 
 Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) {
@@ -475,7 +312,7 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
       for (std::size_t k = 0; k < batch.size(); ++k) runs[base + k] = batch[k].get();
     }
   }
-  Run out = merge(std::move(runs), options);
+  Run out = detail::merge_inputs(std::move(runs), options);
   for (auto& d : skipped) out.diagnostics.insert(out.diagnostics.begin(), d);
   return out;
 }

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "ingest/parser.hpp"
+#include "ingest/trace_run.hpp"
 #include "text.hpp"
 #include "trace/kineto_reader.hpp"
-#include "ingest/trace_run.hpp"
 #include "trace/trace_timeline.hpp"
 
 namespace mfu::detail {

@@ -1,0 +1,310 @@
+// Per-rank streams to one job (see rank_streams.hpp).
+#include "ingest/rank_streams.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace mfu::detail {
+namespace {
+
+using Stream = std::vector<Iteration>;
+
+bool same_value(double a, double b) {
+  return (!known(a) && !known(b)) || a == b;
+}
+
+/// The same measurement printed twice (a line repeated, two loggers): not new work.
+bool identical(const Iteration& a, const Iteration& b) {
+  return same_value(a.time_s, b.time_s) && same_value(a.loss, b.loss) &&
+         same_value(a.tokens, b.tokens) && a.phase == b.phase;
+}
+
+void fill(double& into, double from) {
+  if (!known(into)) into = from;
+}
+
+void add_known(double& into, double from) {
+  if (known(from)) into = known(into) ? into + from : from;
+}
+
+/// Folds a later micro-batch record of the same step into `step`: work and time add up.
+void fold_micro_batch(Iteration& step, const Iteration& micro) {
+  add_known(step.time_s, micro.time_s);
+  add_known(step.tokens, micro.tokens);
+  add_known(step.samples, micro.samples);
+  add_known(step.model_flops, micro.model_flops);
+  for (std::size_t p = 0; p < kPhaseCount; ++p) add_known(step.phase[p], micro.phase[p]);
+  if (known(micro.timestamp_s)) step.timestamp_s = micro.timestamp_s;
+  if (known(micro.loss)) step.loss = micro.loss;  // the last micro-batch's loss
+}
+
+/// Combines the records of one step printed by several ranks into the slowest one's.
+Iteration combine_ranks(const std::vector<const Iteration*>& members) {
+  const Iteration* slowest = members.front();
+  for (const Iteration* m : members)
+    if (known(m->time_s) && (!known(slowest->time_s) || m->time_s > slowest->time_s)) slowest = m;
+  Iteration out = *slowest;
+  for (const Iteration* m : members) {
+    if (m->rank != out.rank) out.rank = -1;  // a job record now: no one rank's
+    fill(out.tokens, m->tokens);
+    fill(out.samples, m->samples);
+    fill(out.loss, m->loss);
+    fill(out.model_flops, m->model_flops);
+    fill(out.reported_flops_per_gpu, m->reported_flops_per_gpu);
+    fill(out.reported_mfu, m->reported_mfu);
+    if (known(m->timestamp_s) && (!known(out.timestamp_s) || m->timestamp_s > out.timestamp_s))
+      out.timestamp_s = m->timestamp_s;
+    if (m->file < out.file || (m->file == out.file && m->line < out.line)) {
+      out.file = m->file;
+      out.line = m->line;
+    }
+  }
+  return out;
+}
+
+enum class Repeat { kDuplicate, kMicroBatches, kRanks };
+
+/// What `g` consecutive records of one step in one stream are. Micro-batches need evidence:
+/// timestamps that advance by the records' own times (each line printed after its micro-batch
+/// ran), or as many records as the stated gradient-accumulation steps. Without it, repeats
+/// are one step reported several times (two loggers, or untagged ranks) and are combined as
+/// ranks are: the slowest, most complete record stands.
+Repeat classify_repeat(const Iteration* r, std::size_t g, const RunMeta& meta) {
+  bool all_identical = true;
+  for (std::size_t k = 1; k < g; ++k) all_identical = all_identical && identical(r[0], r[k]);
+  if (all_identical) return Repeat::kDuplicate;
+  bool timed = known(r[0].timestamp_s);
+  double later = 0;
+  for (std::size_t k = 1; k < g; ++k) {
+    timed = timed && known(r[k].timestamp_s) && known(r[k].time_s);
+    if (known(r[k].time_s)) later += r[k].time_s;
+  }
+  if (timed && later > 0) {
+    const double elapsed = r[g - 1].timestamp_s - r[0].timestamp_s;
+    return elapsed >= 0.75 * later ? Repeat::kMicroBatches : Repeat::kRanks;
+  }
+  const auto accum = meta.number("grad_accum");
+  if (accum && *accum > 1 && static_cast<std::size_t>(*accum) == g) return Repeat::kMicroBatches;
+  return Repeat::kRanks;
+}
+
+/// Groups consecutive records of one step in one stream.
+Stream group_repeats(const Stream& in, const RunMeta& meta, JobRecords& out) {
+  Stream grouped;
+  grouped.reserve(in.size());
+  for (std::size_t i = 0; i < in.size();) {
+    std::size_t g = 1;
+    while (i + g < in.size() && in[i + g].step == in[i].step && in[i].step >= 0) ++g;
+    if (g == 1) {
+      grouped.push_back(in[i++]);
+      continue;
+    }
+    const Repeat kind = classify_repeat(&in[i], g, meta);
+    if (kind == Repeat::kDuplicate) {
+      grouped.push_back(in[i]);
+      out.duplicates += g - 1;
+    } else if (kind == Repeat::kMicroBatches) {
+      Iteration step = in[i];
+      for (std::size_t k = 1; k < g; ++k) fold_micro_batch(step, in[i + k]);
+      grouped.push_back(step);
+      out.micro_batches += g - 1;
+    } else {
+      std::vector<const Iteration*> members;
+      for (std::size_t k = 0; k < g; ++k) members.push_back(&in[i + k]);
+      grouped.push_back(combine_ranks(members));
+      out.rank_records += g - 1;
+    }
+    i += g;
+  }
+  return grouped;
+}
+
+/// The logging interval of a stream: the median step advance between its records.
+std::int64_t logging_interval(const Stream& s) {
+  std::vector<std::int64_t> d;
+  for (std::size_t i = 1; i < s.size(); ++i)
+    if (s[i].step > s[i - 1].step) d.push_back(s[i].step - s[i - 1].step);
+  if (d.empty()) return 1;
+  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+  return std::max<std::int64_t>(1, d[d.size() / 2]);
+}
+
+/// Splits a stream where its step counter goes back (restarts), putting small reorderings back
+/// in place instead.
+std::vector<Stream> split_incarnations(Stream s, std::size_t& reordered, std::size_t& restarts) {
+  const std::int64_t interval = logging_interval(s);
+  std::vector<Stream> parts(1);
+  std::set<std::int64_t> seen;
+  std::int64_t max_step = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const Iteration& it = s[i];
+    if (it.step < 0 || it.step > max_step) {
+      if (it.step >= 0) max_step = it.step;
+      seen.insert(it.step);
+      parts.back().push_back(it);
+      continue;
+    }
+    const bool caught_up = i + 1 == s.size() || s[i + 1].step > max_step;
+    if (max_step - it.step <= interval && caught_up && seen.count(it.step) == 0) {
+      ++reordered;
+      seen.insert(it.step);
+      parts.back().push_back(it);
+      continue;
+    }
+    ++restarts;
+    parts.emplace_back();
+    seen.clear();
+    seen.insert(it.step);
+    max_step = it.step;
+    parts.back().push_back(it);
+  }
+  for (auto& p : parts)
+    std::stable_sort(p.begin(), p.end(), [](const Iteration& a, const Iteration& b) {
+      return a.step >= 0 && b.step >= 0 && a.step < b.step;
+    });
+  return parts;
+}
+
+RankStream summarise(std::int32_t rank, const Stream& s, std::size_t restarts) {
+  RankStream r;
+  r.rank = rank;
+  r.records = s.size();
+  r.restarts = restarts;
+  double time = 0, data = 0;
+  std::size_t timed = 0, waited = 0;
+  for (const auto& it : s) {
+    if (known(it.time_s)) {
+      time += it.time_s;
+      ++timed;
+    }
+    if (known(it.at(Phase::kData))) {
+      data += it.at(Phase::kData);
+      ++waited;
+    }
+    if (known(it.timestamp_s)) {
+      if (!known(r.first_timestamp_s) || it.timestamp_s < r.first_timestamp_s)
+        r.first_timestamp_s = it.timestamp_s;
+      if (!known(r.last_timestamp_s) || it.timestamp_s > r.last_timestamp_s)
+        r.last_timestamp_s = it.timestamp_s;
+    }
+  }
+  if (timed > 0) r.mean_time_s = time / static_cast<double>(timed);
+  if (waited > 0) r.mean_data_s = data / static_cast<double>(waited);
+  return r;
+}
+
+/// Combines incarnation k of every stream per step, in step order.
+void combine_incarnation(const std::vector<std::pair<std::size_t, const Stream*>>& parts,
+                         JobRecords& out) {
+  struct Member {
+    std::int64_t step;
+    std::size_t stream;
+    const Iteration* it;
+  };
+  std::vector<Member> all;
+  for (const auto& [stream, p] : parts)
+    for (const auto& it : *p) all.push_back({it.step, stream, &it});
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Member& a, const Member& b) { return a.step < b.step; });
+  out.incarnations.push_back(out.table.size());
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i + 1;
+    while (j < all.size() && all[j].step == all[i].step && all[i].step >= 0) ++j;
+    std::vector<const Iteration*> members;
+    for (std::size_t k = i; k < j; ++k) members.push_back(all[k].it);
+    const Iteration step = combine_ranks(members);
+    if (j - i > 1) {
+      out.rank_records += j - i - 1;
+      for (std::size_t k = i; k < j; ++k)
+        if (all[k].it->time_s == step.time_s && known(step.time_s)) {
+          ++out.streams[all[k].stream].slowest_steps;
+          break;
+        }
+    }
+    out.table.push_back(step);
+    i = j;
+  }
+}
+
+}  // namespace
+
+JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta) {
+  JobRecords out;
+  std::map<std::int32_t, Stream> by_rank;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Iteration it = records[i];
+    by_rank[it.rank].push_back(it);
+  }
+  records.clear();
+  std::vector<std::vector<Stream>> incarnations;
+  for (auto& [rank, stream] : by_rank) {
+    Stream grouped = group_repeats(stream, meta, out);
+    stream.clear();
+    stream.shrink_to_fit();
+    std::size_t restarts = 0;
+    incarnations.push_back(split_incarnations(grouped, out.reordered, restarts));
+    out.streams.push_back(summarise(rank, grouped, restarts));
+  }
+  std::size_t most = 0;
+  for (const auto& inc : incarnations) {
+    if (most != 0 && inc.size() != most) out.incarnations_disagree = true;
+    most = std::max(most, inc.size());
+  }
+  for (std::size_t k = 0; k < most; ++k) {
+    std::vector<std::pair<std::size_t, const Stream*>> parts;
+    for (std::size_t s = 0; s < incarnations.size(); ++s)
+      if (k < incarnations[s].size()) parts.emplace_back(s, &incarnations[s][k]);
+    combine_incarnation(parts, out);
+  }
+  if (out.streams.size() == 1 && out.streams.front().rank < 0) out.streams.clear();
+  return out;
+}
+
+std::size_t combine_rank_events(std::vector<Event>& events) {
+  // Group by (kind, step); within a group, the j-th event of each printer is one job event.
+  std::vector<std::size_t> order(events.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Event &x = events[a], &y = events[b];
+    return x.kind != y.kind ? x.kind < y.kind : x.step < y.step;
+  });
+  std::vector<bool> drop(events.size(), false);
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i + 1;
+    const Event& head = events[order[i]];
+    while (j < order.size() && events[order[j]].kind == head.kind &&
+           events[order[j]].step == head.step)
+      ++j;
+    if (head.kind != EventKind::kRestart && j - i > 1) {
+      std::map<std::pair<std::int32_t, std::uint16_t>, std::size_t> nth;  // printer -> seen
+      std::vector<std::size_t> kept;  // the j-th kept event of this group
+      for (std::size_t k = i; k < j; ++k) {
+        Event& e = events[order[k]];
+        const std::size_t n = nth[{e.rank, e.file}]++;
+        if (n >= kept.size()) {
+          kept.push_back(order[k]);
+          continue;
+        }
+        Event& into = events[kept[n]];
+        if (known(e.duration_s) && (!known(into.duration_s) || e.duration_s > into.duration_s))
+          into.duration_s = e.duration_s;
+        drop[order[k]] = true;
+        ++dropped;
+      }
+    }
+    i = j;
+  }
+  if (dropped == 0) return 0;
+  std::vector<Event> kept;
+  kept.reserve(events.size() - dropped);
+  for (std::size_t k = 0; k < events.size(); ++k)
+    if (!drop[k]) kept.push_back(std::move(events[k]));
+  events = std::move(kept);
+  return dropped;
+}
+
+}  // namespace mfu::detail
