@@ -316,6 +316,16 @@ void RunMeta::set(const std::string& key, const std::string& value, const std::s
   values_[key] = MetaValue{value, source};
 }
 
+std::vector<RunMeta::Conflict> RunMeta::conflicts_with(const RunMeta& other) const {
+  std::vector<Conflict> out;
+  for (const auto& [key, mine] : values_) {
+    const auto it = other.values_.find(key);
+    if (it != other.values_.end() && it->second.value != mine.value)
+      out.push_back(Conflict{key, mine, it->second});
+  }
+  return out;
+}
+
 std::optional<double> RunMeta::number(const std::string& key) const {
   auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;

@@ -220,6 +220,9 @@ struct Analysis {
   std::vector<std::string>
       unknowns;  ///< what the log does not say, with the flag that would say it
   std::vector<std::string> warnings;
+  /// The log's ranks contradict its GPU count (more ranks print steps than GPUs): MFU is not
+  /// to be trusted; mfu check refuses to judge. Empty when they agree or the count was given.
+  std::string gpu_count_conflict;
   std::optional<double> total_cost;
   std::optional<double> total_energy_kwh;
   std::size_t restarts = 0;

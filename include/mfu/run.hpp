@@ -122,7 +122,8 @@ struct Event {
 
 /// A metadata value with where it came from ("line 123", "--gpus flag", "system.json").
 struct MetaValue {
-  std::variant<double, std::string> value;
+  using Value = std::variant<double, std::string>;
+  Value value;
   std::string source;
 };
 
@@ -144,6 +145,13 @@ class RunMeta {
   [[nodiscard]] const std::map<std::string, MetaValue>& all() const { return values_; }
   /// Copies entries of `other` that this one lacks.
   void fill_from(const RunMeta& other);
+  struct Conflict {
+    std::string key;
+    MetaValue kept;   ///< this one's
+    MetaValue other;  ///< the other's
+  };
+  /// Keys both hold with different values, for conflict warnings.
+  [[nodiscard]] std::vector<Conflict> conflicts_with(const RunMeta& other) const;
 
  private:
   std::map<std::string, MetaValue> values_;

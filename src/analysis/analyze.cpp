@@ -39,6 +39,7 @@ Analysis resolved_analysis(const Run& run, const detail::Resolved& r) {
   a.used = r.used;
   a.unknowns = r.unknowns;
   a.warnings = r.warnings;
+  a.gpu_count_conflict = r.gpu_count_conflict;
   if (r.spec) {
     a.gpu = r.spec->id;
     a.gpu_name = r.spec->name;

@@ -79,6 +79,7 @@ struct Resolver {
     r.used.push_back(InputValue{name, value, source});
   }
   void gpu_count();
+  void ranks_against_gpus();
   void accelerator();
   void sequence_length();
   void model();
@@ -115,6 +116,29 @@ void Resolver::gpu_count() {
     throw Error(
         fmt::format("the GPU count must be at least 1, got {}", format_number(r.gpus)),
         "give " + input_phrase(Input::kGpus) + " with the number of accelerators the job used");
+  ranks_against_gpus();
+}
+
+/// Each rank drives one accelerator: more ranks printing steps than GPUs means the stated
+/// count is wrong (too few GPUs overstates MFU by the same factor).
+void Resolver::ranks_against_gpus() {
+  std::size_t ranks = 0;
+  std::int32_t highest = -1;
+  for (const auto& s : run.rank_streams)
+    if (s.rank >= 0 && s.records > 0) {
+      ++ranks;
+      highest = std::max(highest, s.rank);
+    }
+  if (!known(r.gpus) || static_cast<double>(ranks) <= r.gpus) return;
+  const std::string what = fmt::format(
+      "{} distinct ranks (up to rank {}) print step records, but the GPU count is {} "
+      "({}): with one GPU per rank, MFU is overstated {:.2g}x",
+      ranks, highest, format_number(r.gpus), opt.gpus ? given(Input::kGpus) : meta.source("gpus"),
+      static_cast<double>(ranks) / r.gpus);
+  r.warnings.push_back(
+      what +
+      (opt.gpus ? "" : "; give " + input_phrase(Input::kGpus) + " with the job's real count"));
+  if (!opt.gpus) r.gpu_count_conflict = what;
 }
 
 /// Accelerator and peak.

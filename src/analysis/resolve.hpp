@@ -31,6 +31,8 @@ struct Resolved {
   std::vector<InputValue> used;
   std::vector<std::string> unknowns;
   std::vector<std::string> warnings;
+  /// More ranks print step records than the GPU count the log states (empty when they agree).
+  std::string gpu_count_conflict;
 };
 
 [[nodiscard]] Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt,

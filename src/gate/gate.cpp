@@ -156,6 +156,7 @@ std::vector<std::string> reasons_not_to_judge(const Analysis& a, const Run& run,
     why.push_back(fmt::format(
         "only {} steady-state step records ({} needed to judge a run; the minimum is a setting)",
         steady, o.min_steady_steps));
+  if (!a.gpu_count_conflict.empty()) why.push_back(a.gpu_count_conflict);
   if (run.truncated && !o.allow_partial)
     why.push_back(
         "the input is cut off (a truncated or corrupt file, or a job that died): judging a "

@@ -192,7 +192,14 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size,
     for (auto& e : r.events) out.events.push_back(std::move(e));
     merge_diagnostics(out, r, opt.max_diagnostics);
     out.malformed_lines += r.malformed_lines;
-    out.meta.fill_from(r.meta);  // the first value seen in the file wins, as its source says
+    // The first value seen in the file wins, as in the streaming reader; say when a later
+    // piece holds another.
+    for (const auto& c : out.meta.conflicts_with(r.meta))
+      add_diagnostic(out,
+                     Diagnostic{Diagnostic::Severity::kWarning, path, 0,
+                                meta_conflict_message(c.key, c.kept, c.other)},
+                     opt.max_diagnostics);
+    out.meta.fill_from(r.meta);
     for (const auto& fld : r.fields)
       if (std::find(out.fields.begin(), out.fields.end(), fld) == out.fields.end())
         out.fields.push_back(fld);

@@ -216,8 +216,12 @@ void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
                           std::any_of(meta_numbers_.begin(), meta_numbers_.end(),
                                       [](const auto& kv) { return is_meta_number_key(kv.first); }));
   if (kind_ == Kind::kMeta || meta_like) {
-    for (const auto& [k, v] : meta_numbers_) out.meta(k == "world_size" ? "gpus" : k, v, line);
-    for (const auto& [k, v] : meta_texts_) out.meta(k, v, line);
+    // The first meta line's values stand (the same rule in the streaming and the parallel
+    // reader); a later, different value is a warning naming both lines.
+    for (const auto& [k, v] : meta_numbers_)
+      if (std::isfinite(v)) out.meta_first(k == "world_size" ? "gpus" : k, v, line);
+    for (const auto& [k, v] : meta_texts_)
+      if (!v.empty()) out.meta_first(k, v, line);
     return;
   }
   if (kind_ == Kind::kEvent) {

@@ -24,6 +24,10 @@ void add_diagnostic(Run& run, Diagnostic d, std::size_t cap);
 /// Moves every diagnostic of `from` into `into` under `cap`, keeping `from`'s suppressed count.
 void merge_diagnostics(Run& into, Run& from, std::size_t cap);
 
+/// "file:9 says gpus = 16, but file:1 said 8: the first value is kept ...".
+[[nodiscard]] std::string meta_conflict_message(const std::string& key, const MetaValue& kept,
+                                                const MetaValue& other);
+
 /// Collects what a parser finds for one input file.
 class RunBuilder {
  public:
@@ -49,6 +53,10 @@ class RunBuilder {
   void meta(const std::string& key, double value, std::uint64_t line, bool overwrite = true);
   void meta(const std::string& key, const std::string& value, std::uint64_t line,
             bool overwrite = true);
+
+  /// Sets `key` unless it is set already: the first value wins, in every reader (streaming,
+  /// parallel pieces). A later, different value is a warning naming both lines.
+  void meta_first(const std::string& key, const MetaValue::Value& value, std::uint64_t line);
 
   /// A record-looking line that did not parse: counted, warned (capped), an error when strict.
   void malformed(std::uint64_t line, const std::string& message);

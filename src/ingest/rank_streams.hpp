@@ -6,9 +6,9 @@
 // stream, repeats of one step are grouped: identical repeats are one record, micro-batch lines
 // (gradient accumulation; told by timestamps that advance by the records' times, or by the
 // stated accumulation steps) add up into their step, and other repeats (untagged ranks, two
-// loggers of one step) are combined as ranks are. A step that goes back within a stream is a restart
-// unless it is a small reordering (back by at most the logging interval, caught up at once, a
-// step not yet seen): buffered writers swap lines. Each stream so becomes a list of job
+// loggers of one step) are combined as ranks are. A step that goes back within a stream is a
+// restart unless it is a small reordering (back by at most the logging interval, caught up at once,
+// a step not yet seen): buffered writers swap lines. Each stream so becomes a list of job
 // incarnations; incarnation k of every stream is combined per step: the slowest rank sets the
 // step's time and its timers are the step's timers (never mixed phase by phase), the step's
 // place is where it first appears, and its timestamp is the latest (the step ends when the

@@ -60,6 +60,33 @@ void RunBuilder::meta(const std::string& key, const std::string& value, std::uin
   run.meta.set(key, value, where(line), overwrite);
 }
 
+namespace {
+std::string value_text(const MetaValue::Value& v) {
+  if (const auto* d = std::get_if<double>(&v)) return fmt::format("{:g}", *d);
+  return std::get<std::string>(v);
+}
+}  // namespace
+
+std::string meta_conflict_message(const std::string& key, const MetaValue& kept,
+                                  const MetaValue& other) {
+  return fmt::format(
+      "{} says {} = {}, but {} said {}: the first value is kept (if the job changed, analyze the "
+      "pieces apart)",
+      other.source, key, value_text(other.value), kept.source, value_text(kept.value));
+}
+
+void RunBuilder::meta_first(const std::string& key, const MetaValue::Value& value,
+                            std::uint64_t line) {
+  const auto& all = run.meta.all();
+  const auto it = all.find(key);
+  if (it == all.end()) {
+    std::visit([&](const auto& v) { run.meta.set(key, v, where(line)); }, value);
+    return;
+  }
+  if (it->second.value != value)
+    warn(line, meta_conflict_message(key, it->second, MetaValue{value, where(line)}));
+}
+
 void add_diagnostic(Run& run, Diagnostic d, std::size_t cap) {
   if (run.diagnostics.size() < cap)
     run.diagnostics.push_back(std::move(d));

@@ -11,6 +11,41 @@
 namespace mfu {
 namespace {
 
+/// A number for JSON, null when unknown.
+nlohmann::json or_null(double v) {
+  return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json rank_stream_json(const RankStream& r) {
+  return {{"rank", r.rank >= 0 ? nlohmann::json(r.rank) : nlohmann::json(nullptr)},
+          {"records", r.records},
+          {"slowest_steps", r.slowest_steps},
+          {"restarts", r.restarts},
+          {"mean_step_s", or_null(r.mean_time_s)},
+          {"mean_data_wait_s", or_null(r.mean_data_s)},
+          {"first_timestamp_s", or_null(r.first_timestamp_s)},
+          {"last_timestamp_s", or_null(r.last_timestamp_s)}};
+}
+
+/// The ranks' evidence: who printed how many steps, who set the step time, who waited.
+void write_rank_streams(const Run& run, std::ostream& out) {
+  if (run.rank_streams.empty()) return;
+  constexpr std::size_t kShown = 16;
+  out << fmt::format(
+      "rank streams {} (records, steps it was the slowest, mean step, mean data "
+      "wait, restarts)\n",
+      run.rank_streams.size());
+  for (std::size_t i = 0; i < run.rank_streams.size() && i < kShown; ++i) {
+    const RankStream& r = run.rank_streams[i];
+    out << fmt::format("  rank {:>5}  {:>7}  {:>7}  {:>10}  {:>10}  {}\n",
+                       r.rank >= 0 ? std::to_string(r.rank) : std::string("?"), r.records,
+                       r.slowest_steps, known(r.mean_time_s) ? format_duration(r.mean_time_s) : "-",
+                       known(r.mean_data_s) ? format_duration(r.mean_data_s) : "-", r.restarts);
+  }
+  if (run.rank_streams.size() > kShown)
+    out << fmt::format("  ... and {} more\n", run.rank_streams.size() - kShown);
+}
+
 const char* timing_name(TimingKind t) {
   switch (t) {
     case TimingKind::kPerIteration: return "per iteration";
@@ -51,6 +86,9 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
     j["timing"] = timing_name(run.timing);
     j["fields"] = run.fields;
     j["ranks"] = run.ranks;
+    nlohmann::json streams = nlohmann::json::array();
+    for (const auto& r : run.rank_streams) streams.push_back(rank_stream_json(r));
+    j["rank_streams"] = std::move(streams);
     j["lines_read"] = run.lines_read;
     j["bytes_read"] = run.bytes_read;
     j["malformed_lines"] = run.malformed_lines;
@@ -102,6 +140,7 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
                                              ? std::string("-")
                                              : fmt::format("{}", fmt::join(run.fields, ", ")));
   if (!run.ranks.empty()) out << fmt::format("ranks       {}\n", fmt::join(run.ranks, ", "));
+  write_rank_streams(run, out);
   if (known(run.first_timestamp_s) && known(run.last_timestamp_s))
     out << fmt::format("wall clock  {} between the first and last timestamp\n",
                        format_duration(run.last_timestamp_s - run.first_timestamp_s));

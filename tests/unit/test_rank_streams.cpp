@@ -1,0 +1,316 @@
+// Logs as users have them: several ranks in one file, per-rank files, restarts, micro-batch
+// lines, swapped lines, resumed pieces and conflicting metadata. Each case is generated, and
+// its right answer is worked out by hand in the comment above it.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "mfu/analysis.hpp"
+#include "mfu/error.hpp"
+#include "mfu/gate.hpp"
+#include "mfu/ingest.hpp"
+
+namespace mfu {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr double kNoTime = std::numeric_limits<double>::quiet_NaN();
+constexpr double kT0 = 1714521600;  // 2024-05-01 00:00:00 UTC
+
+struct Rec {
+  std::int32_t rank = -1;  // printed as a "[rankN]: " prefix when >= 0
+  std::int64_t step = 0;
+  double time_s = 1.0;
+  double timestamp_s = kNoTime;
+  double tokens = 4096;
+};
+
+std::string meta_line(int gpus, const char* extra = "") {
+  return fmt::format(
+      R"({{"type":"meta","gpu":"h100-sxm","gpus":{},"dtype":"bf16","seq_len":4096{}}})"
+      "\n",
+      gpus, extra);
+}
+
+std::string record_line(const Rec& r) {
+  std::string line = r.rank >= 0 ? fmt::format("[rank{}]: ", r.rank) : std::string();
+  line += fmt::format(R"({{"step":{},"time_s":{},"model_flops":1e15,"tokens":{})", r.step, r.time_s,
+                      r.tokens);
+  if (!std::isnan(r.timestamp_s)) line += fmt::format(R"(,"timestamp":{:.3f})", r.timestamp_s);
+  return line + "}\n";
+}
+
+std::string log_of(const std::vector<Rec>& recs, int gpus = 8) {
+  std::string text = meta_line(gpus);
+  for (const auto& r : recs) text += record_line(r);
+  return text;
+}
+
+std::vector<std::int64_t> steps_of(const Run& run) {
+  std::vector<std::int64_t> s;
+  for (std::size_t i = 0; i < run.iterations.size(); ++i) s.push_back(run.iterations[i].step);
+  return s;
+}
+
+std::size_t restart_events(const Run& run) {
+  std::size_t n = 0;
+  for (const auto& e : run.events) n += e.kind == EventKind::kRestart ? 1 : 0;
+  return n;
+}
+
+/// A scratch directory removed at the end of the test.
+struct Dir {
+  fs::path path;
+  explicit Dir(const std::string& name)
+      : path(fs::temp_directory_path() / fmt::format("mfu_{}_{}", name, ::getpid())) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~Dir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+// Four ranks in one file; rank 3 prints each step one step after the others (its line for
+// step s comes after the others' lines for step s+1) and rank 2 is slower (1.2 s). By hand:
+// 50 steps, no restart (each rank's own counter only goes up), each step's time is the
+// slowest rank's 1.2 s, so the records add up to 50 x 1.2 = 60 s; rank 2 set all 50 steps.
+TEST(RankStreams, ALaggingRankIsNotARestart) {
+  std::vector<Rec> recs;
+  for (std::int64_t s = 1; s <= 51; ++s) {
+    for (std::int32_t r = 0; r < 3 && s <= 50; ++r) recs.push_back({r, s, r == 2 ? 1.2 : 1.0});
+    if (s >= 2) recs.push_back({3, s - 1, 1.0});
+  }
+  const mfu::Run run = ingest_text(log_of(recs, 4), "lag.jsonl");
+  ASSERT_EQ(run.iterations.size(), 50u);
+  EXPECT_EQ(restart_events(run), 0u);
+  double total = 0;
+  for (std::size_t i = 0; i < run.iterations.size(); ++i) total += run.iterations[i].time_s;
+  EXPECT_NEAR(total, 60.0, 1e-9);
+  ASSERT_EQ(run.rank_streams.size(), 4u);
+  EXPECT_EQ(run.rank_streams[2].rank, 2);
+  EXPECT_EQ(run.rank_streams[2].slowest_steps, 50u);
+  EXPECT_EQ(run.rank_streams[0].slowest_steps, 0u);
+  const Analysis a = analyze(run, {});
+  EXPECT_EQ(a.restarts, 0u);
+  EXPECT_NEAR(a.wall_time_s, 60.0, 1e-6);
+}
+
+// Two per-rank files; each rank ran steps 1..20, died, and resumed from the checkpoint of
+// step 10 (steps 11..30). By hand: one restart, 20 - 10 = 10 steps lost, 20 + 20 = 40 job
+// records of 1 s each. Read with and without timestamps (clocks overlap: ranks).
+TEST(RankStreams, PerRankFilesEachHoldingARestart) {
+  for (const bool dated : {false, true}) {
+    SCOPED_TRACE(dated ? "with timestamps" : "without timestamps");
+    Dir dir("rank_restart");
+    std::vector<std::string> files;
+    for (int rank = 0; rank < 2; ++rank) {
+      std::vector<Rec> recs;
+      double t = kT0;
+      for (std::int64_t s = 1; s <= 20; ++s) recs.push_back({-1, s, 1.0, dated ? t += 1 : kNoTime});
+      t += 60;  // down for a minute
+      for (std::int64_t s = 11; s <= 30; ++s)
+        recs.push_back({-1, s, 1.0, dated ? t += 1 : kNoTime});
+      files.push_back(dir.write(fmt::format("rank{}.jsonl", rank), log_of(recs, 2)));
+    }
+    const mfu::Run run = ingest(files);
+    EXPECT_EQ(run.iterations.size(), 40u);
+    EXPECT_EQ(restart_events(run), 1u);
+    const Analysis a = analyze(run, {});
+    EXPECT_EQ(a.restarts, 1u);
+    EXPECT_EQ(a.steps_lost, 10);
+    ASSERT_EQ(run.rank_streams.size(), 2u);
+    EXPECT_EQ(run.rank_streams[0].restarts, 1u);
+  }
+}
+
+// Eight ranks print their startup timer (30 + rank seconds) once. By hand: the job started
+// once; its startup is the slowest rank's 37 s, not 8 x 30 + 28 = 268 s.
+TEST(RankStreams, StartupCountsOncePerIncarnation) {
+  std::string text = meta_line(8);
+  for (int r = 0; r < 8; ++r)
+    text += fmt::format(
+        "[rank{}]: {{\"type\":\"event\",\"kind\":\"startup\",\"step\":0,"
+        "\"duration_s\":{}}}\n",
+        r, 30 + r);
+  for (std::int64_t s = 1; s <= 20; ++s)
+    for (int r = 0; r < 8; ++r) text += record_line({r, s, 1.0});
+  const mfu::Run run = ingest_text(text, "startup.jsonl");
+  std::vector<double> startups;
+  for (const auto& e : run.events)
+    if (e.kind == EventKind::kStartup) startups.push_back(e.duration_s);
+  ASSERT_EQ(startups.size(), 1u);
+  EXPECT_DOUBLE_EQ(startups.front(), 37.0);
+  EXPECT_EQ(run.iterations.size(), 20u);
+}
+
+// 16 ranks print every step but the metadata says 8 GPUs. By hand: with one GPU per rank
+// the job had 16 GPUs and the stated count doubles MFU; check must not pass it. With 8 ranks
+// (or the count given by the user) there is nothing to say: the check can fail both ways.
+TEST(RankStreams, MoreRanksThanGpusIsAWarningAndCannotBeJudged) {
+  auto run_with = [](int ranks) {
+    std::vector<Rec> recs;
+    for (std::int64_t s = 1; s <= 30; ++s)
+      for (std::int32_t r = 0; r < ranks; ++r) recs.push_back({r, s, 1.0});
+    return ingest_text(log_of(recs, 8), "ranks.jsonl");
+  };
+  GateOptions g;
+  g.min_mfu = 0.01;
+  g.min_steady_steps = 5;
+  {
+    const mfu::Run run = run_with(16);
+    const Analysis a = analyze(run, {});
+    EXPECT_NE(a.gpu_count_conflict.find("16 distinct ranks"), std::string::npos);
+    const GateResult r = evaluate_gate(a, run, g);
+    EXPECT_FALSE(r.passed);
+    EXPECT_FALSE(r.cannot_judge.empty());
+    AnalyzeOptions given;
+    given.gpus = 8;  // the user says so: warned, but judged
+    const Analysis b = analyze(run, given);
+    EXPECT_TRUE(b.gpu_count_conflict.empty());
+    EXPECT_TRUE(evaluate_gate(b, run, g).cannot_judge.empty());
+  }
+  const mfu::Run fits = run_with(8);
+  const Analysis a = analyze(fits, {});
+  EXPECT_TRUE(a.gpu_count_conflict.empty());
+  EXPECT_TRUE(evaluate_gate(a, fits, g).passed);
+}
+
+// Gradient accumulation printing one line per micro-batch: 4 lines of 0.25 s and 1024 tokens
+// per step. By hand: a step is 4 x 0.25 = 1.0 s and 4 x 1024 = 4096 tokens. Told apart from
+// ranks by the timestamps (they advance by 0.25 s per line) or by the stated grad_accum 4.
+TEST(RankStreams, MicroBatchLinesAddUpIntoTheirStep) {
+  for (const bool dated : {true, false}) {
+    SCOPED_TRACE(dated ? "timestamps" : "grad_accum");
+    std::string text = dated ? meta_line(1) : meta_line(1, R"(,"grad_accum":4)");
+    double t = kT0;
+    for (std::int64_t s = 1; s <= 10; ++s)
+      for (int m = 0; m < 4; ++m)
+        text += record_line({-1, s, 0.25, dated ? t += 0.25 : kNoTime, 1024});
+    const mfu::Run run = ingest_text(text, "accum.jsonl");
+    ASSERT_EQ(run.iterations.size(), 10u);
+    for (std::size_t i = 0; i < run.iterations.size(); ++i) {
+      EXPECT_NEAR(run.iterations[i].time_s, 1.0, 1e-9);
+      EXPECT_NEAR(run.iterations[i].tokens, 4096, 1e-9);
+    }
+  }
+  // Without either, repeats are combined as ranks printing the same step (the slowest kept),
+  // and the report says so.
+  std::string text = meta_line(1);
+  for (std::int64_t s = 1; s <= 10; ++s)
+    for (int m = 0; m < 4; ++m) text += record_line({-1, s, 0.25 + 0.01 * m, kNoTime, 1024});
+  const mfu::Run run = ingest_text(text, "untold.jsonl");
+  ASSERT_EQ(run.iterations.size(), 10u);
+  EXPECT_NEAR(run.iterations[0].time_s, 0.28, 1e-9);
+  bool said = false;
+  for (const auto& d : run.diagnostics)
+    said = said || d.message.find("other ranks") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// Buffered writers swap adjacent lines: steps 1..100 with (10,11), (50,51) and (99,100)
+// swapped. By hand: 100 steps, no restart, in order. With a logging interval of 10 (steps
+// 10..1000) and (200,210) swapped: the same. A true restart back by one interval that does
+// not catch up at once (1..50, then 41..60) is still a restart, 50 - 40 = 10 steps lost.
+TEST(RankStreams, SwappedLinesAreReorderingNotRestarts) {
+  std::vector<Rec> recs;
+  for (std::int64_t s = 1; s <= 100; ++s) recs.push_back({-1, s, 1.0});
+  for (std::size_t i : {9u, 49u, 98u}) std::swap(recs[i], recs[i + 1]);
+  const mfu::Run run = ingest_text(log_of(recs), "swap.jsonl");
+  ASSERT_EQ(run.iterations.size(), 100u);
+  EXPECT_EQ(restart_events(run), 0u);
+  const auto steps = steps_of(run);
+  EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end()));
+
+  std::vector<Rec> interval;
+  for (std::int64_t s = 10; s <= 1000; s += 10) interval.push_back({-1, s, 1.0});
+  std::swap(interval[19], interval[20]);  // steps 200 and 210
+  const mfu::Run every10 = ingest_text(log_of(interval), "swap10.jsonl");
+  EXPECT_EQ(restart_events(every10), 0u);
+  EXPECT_EQ(every10.iterations.size(), 100u);
+
+  std::vector<Rec> restart;
+  for (std::int64_t s = 1; s <= 50; ++s) restart.push_back({-1, s, 1.0});
+  for (std::int64_t s = 41; s <= 60; ++s) restart.push_back({-1, s, 1.0});
+  const mfu::Run real = ingest_text(log_of(restart), "restart.jsonl");
+  ASSERT_EQ(restart_events(real), 1u);
+  EXPECT_EQ(analyze(real, {}).steps_lost, 10);
+}
+
+// Two consecutive pieces of one job: steps 1..100 from t0, then, resumed from the checkpoint
+// of step 50 after a 15-minute gap, steps 51..150. Their steps overlap by half, but their
+// clocks do not: pieces, not ranks. By hand: 1 restart, 100 - 50 = 50 steps lost, 200 records.
+TEST(RankStreams, ResumedPiecesAreToldFromRanksByTheirClocks) {
+  Dir dir("pieces");
+  std::vector<Rec> first, second;
+  for (std::int64_t s = 1; s <= 100; ++s) first.push_back({-1, s, 1.0, kT0 + s});
+  for (std::int64_t s = 51; s <= 150; ++s) second.push_back({-1, s, 1.0, kT0 + 1000 + s});
+  // Given in the wrong order: the clocks order them.
+  const mfu::Run run =
+      ingest({dir.write("b.jsonl", log_of(second)), dir.write("a.jsonl", log_of(first))});
+  EXPECT_EQ(run.iterations.size(), 200u);
+  EXPECT_EQ(restart_events(run), 1u);
+  EXPECT_EQ(analyze(run, {}).steps_lost, 50);
+}
+
+// A native log whose second meta line says 16 GPUs after 8: the first value stands in the
+// streaming reader (stdin) and the parallel reader (a large file) alike, with a warning that
+// names both lines.
+TEST(RankStreams, ConflictingMetaHasOneRuleInEveryReader) {
+  std::string text = meta_line(8);
+  for (std::int64_t s = 1; s <= 2000; ++s) {
+    if (s == 1000) text += meta_line(16);
+    text += record_line({-1, s, 1.0});
+  }
+  Dir dir("meta");
+  const std::string path = dir.write("big.jsonl", text);
+  IngestOptions parallel;
+  parallel.threads = 4;
+  parallel.parallel_min_bytes = 1;
+  const mfu::Run from_disk = ingest({path}, parallel);
+  const mfu::Run from_stdin = ingest_text(text, path);
+  for (const mfu::Run* r : {&from_disk, &from_stdin}) {
+    EXPECT_EQ(r->meta.number("gpus"), 8);
+    bool named = false;
+    for (const auto& d : r->diagnostics)
+      named = named || (d.message.find("gpus = 16") != std::string::npos &&
+                        d.message.find(":1 said 8") != std::string::npos);
+    EXPECT_TRUE(named);
+  }
+  EXPECT_EQ(from_disk.iterations.size(), from_stdin.iterations.size());
+}
+
+// Two logs of different jobs (8 and 16 GPUs) are refused, naming the difference; asked to,
+// mfu merges them with a warning.
+TEST(RankStreams, InputsOfDifferentJobsAreRefused) {
+  Dir dir("jobs");
+  std::vector<Rec> recs;
+  for (std::int64_t s = 1; s <= 10; ++s) recs.push_back({-1, s, 1.0});
+  const std::vector<std::string> files = {dir.write("a.jsonl", log_of(recs, 8)),
+                                          dir.write("b.jsonl", log_of(recs, 16))};
+  try {
+    (void)ingest(files);
+    ADD_FAILURE() << "merged two different jobs";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gpus: 8"), std::string::npos) << e.what();
+  }
+  IngestOptions force;
+  force.force_merge = true;
+  const mfu::Run merged = ingest(files, force);
+  bool warned = false;
+  for (const auto& d : merged.diagnostics)
+    warned = warned || d.message.find("merged as asked") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace mfu
