@@ -235,6 +235,12 @@ std::vector<std::string> expand(const std::vector<std::string>& paths,
                                        "skipped: the file is not readable"});
           continue;
         }
+        if (entry.file_size(e2) == 0 && !e2) {
+          // A log that was never written (a rank that died at once, a marker file).
+          skipped.push_back(Diagnostic{Diagnostic::Severity::kWarning, entry.path().string(), 0,
+                                       "skipped: the file is empty"});
+          continue;
+        }
         files.push_back(entry.path().string());
       }
       if (ec) throw Error(fmt::format("cannot list directory '{}': {}", p, ec.message()));

@@ -113,13 +113,17 @@ std::int32_t input_rank(const Run& r, std::size_t index_in_piece) {
   return named >= 0 ? named : static_cast<std::int32_t>(index_in_piece);
 }
 
-/// Hash of a log's records (steps and times): two copies of one rank's file collide.
+/// Hash of a log's records (steps, times and timestamps): two copies of one file collide;
+/// two ranks, whose clocks never agree to the digit, do not. 0 for a log without timestamps
+/// (ranks may print the same averaged times).
 std::size_t records_fingerprint(const Run& r) {
+  if (!known(r.first_timestamp_s)) return 0;
   std::size_t h = r.iterations.size();
   for (std::size_t i = 0; i < r.iterations.size(); ++i) {
     const Iteration it = r.iterations[i];
     h = h * 1000003u ^ std::hash<std::int64_t>{}(it.step);
     h = h * 1000003u ^ std::hash<double>{}(known(it.time_s) ? it.time_s : -1.0);
+    h = h * 1000003u ^ std::hash<double>{}(known(it.timestamp_s) ? it.timestamp_s : -1.0);
   }
   return h;
 }
@@ -141,11 +145,13 @@ void warn_repeated_ranks(const std::vector<Run>& logs, const std::vector<std::si
         break;
       }
     }
-    if (message.empty() && !r.iterations.empty()) {
-      const auto [it, fresh] = fingerprints.emplace(records_fingerprint(r), f);
+    if (const std::size_t print = records_fingerprint(r); message.empty() && print != 0) {
+      const auto [it, fresh] = fingerprints.emplace(print, f);
       if (!fresh)
-        message = fmt::format("has the same records as {}: the same rank twice is counted once",
-                              logs[it->second].inputs.front());
+        message = fmt::format(
+            "has the same records and timestamps as {} (a copy of one log?): read as another "
+            "rank, which leaves every step time as it is",
+            logs[it->second].inputs.front());
     }
     if (!message.empty()) warn(out, r.inputs.front(), std::move(message), cap);
   }
@@ -255,8 +261,10 @@ Run merge_traces(std::vector<Run> traces, const IngestOptions& opt) {
 std::vector<std::vector<std::size_t>> group_into_pieces(const std::vector<Run>& logs) {
   std::vector<std::size_t> order(logs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // A clock that never advances (one timestamp, or a coarse one) cannot say what overlaps.
   const bool clocked = std::all_of(logs.begin(), logs.end(), [](const Run& r) {
-    return known(r.first_timestamp_s) && known(r.last_timestamp_s);
+    return known(r.first_timestamp_s) && known(r.last_timestamp_s) &&
+           r.last_timestamp_s > r.first_timestamp_s;
   });
   std::vector<std::vector<std::size_t>> pieces;
   if (clocked) {
@@ -266,7 +274,7 @@ std::vector<std::vector<std::size_t>> group_into_pieces(const std::vector<Run>& 
     });
     double piece_end = 0;
     for (const std::size_t i : order) {
-      if (pieces.empty() || logs[i].first_timestamp_s >= piece_end) pieces.emplace_back();
+      if (pieces.empty() || logs[i].first_timestamp_s > piece_end) pieces.emplace_back();
       pieces.back().push_back(i);
       piece_end = std::max(pieces.back().size() == 1 ? 0.0 : piece_end, logs[i].last_timestamp_s);
     }

@@ -4,8 +4,10 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "generate_logs.hpp"
 #include "mfu/analysis.hpp"
@@ -43,6 +45,40 @@ void ingest_file(benchmark::State& state, const std::string& path, bool analyze_
   }
   state.SetBytesProcessed(state.iterations() * bytes);
 }
+
+/// A directory of `files` small per-rank logs of one job (20 steps each, clocks overlapping),
+/// generated on first use: the per-rank merge is timed on it (issue: 8,000 rank files took
+/// 97 s when the merge compared every pair of files).
+const std::string& rank_files(int files) {
+  static std::map<int, std::string> dirs;
+  auto it = dirs.find(files);
+  if (it != dirs.end()) return it->second;
+  const fs::path dir = fs::temp_directory_path() / ("mfu-bench-ranks-" + std::to_string(files));
+  if (!fs::exists(dir / ".done")) {
+    fs::create_directories(dir);
+    for (int r = 0; r < files; ++r) {
+      std::ofstream out(dir / ("rank" + std::to_string(r) + ".jsonl"));
+      out << std::fixed;
+      out << "{\"type\":\"meta\",\"gpu\":\"h100-sxm\",\"gpus\":" << files
+          << ",\"dtype\":\"bf16\"}\n";
+      for (int step = 1; step <= 20; ++step)
+        out << "{\"step\":" << step << ",\"time_s\":" << 1.0 + 1e-6 * r
+            << ",\"timestamp\":" << 1714521600 + step + 0.01 * (r % 5) << "}\n";
+    }
+    std::ofstream(dir / ".done") << "";
+  }
+  return dirs[files] = dir.string();
+}
+
+void BM_IngestRankFiles(benchmark::State& s) {
+  const std::string& dir = rank_files(static_cast<int>(s.range(0)));
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") files.push_back(e.path().string());
+  for (auto _ : s) benchmark::DoNotOptimize(mfu::ingest(files));
+  s.SetItemsProcessed(static_cast<std::int64_t>(s.iterations()) * s.range(0));
+}
+BENCHMARK(BM_IngestRankFiles)->Arg(1000)->Arg(8000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_IngestNative(benchmark::State& s) {
   ingest_file(s, synthetic("native", 64), false);
