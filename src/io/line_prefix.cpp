@@ -60,9 +60,26 @@ std::size_t timestamp_token(std::string_view s, double& t) {
   return i;
 }
 
-/// "[rank3]:", "[Rank 3]", "[default3]:", "[1,3]<stdout>:". Returns the characters used.
+/// "[0434:3]:" (Slurm node:task) or "[trainer0|3]:" (torchtune's job|rank): a name, ':' or
+/// '|', the rank, then "]:". Returns the characters used.
+std::size_t pair_rank_token(std::string_view s, std::int32_t& rank) {
+  std::size_t i = 1;
+  while (i < s.size() && i < 40 &&
+         (is_alpha(s[i]) || is_digit(s[i]) || s[i] == '_' || s[i] == '-' || s[i] == '.'))
+    ++i;
+  if (i == 1 || i >= s.size() || (s[i] != ':' && s[i] != '|')) return 0;
+  ++i;
+  const std::int32_t r = read_number(s, i);
+  if (r < 0 || i + 1 >= s.size() || s[i] != ']' || s[i + 1] != ':') return 0;
+  rank = r;
+  return i + 2;
+}
+
+/// "[rank3]:", "[Rank 3]", "[default3]:", "[1,3]<stdout>:", "[0434:3]:", "[trainer0|3]:".
+/// Returns the characters used.
 std::size_t bracket_rank_token(std::string_view s, std::int32_t& rank) {
   if (s.size() < 3 || s[0] != '[') return 0;
+  if (const std::size_t n = pair_rank_token(s, rank)) return n;
   std::size_t i = 1;
   if (is_digit(s[i])) {  // mpirun --tag-output: [jobid,rank]<stdout>:
     if (read_number(s, i) < 0 || i >= s.size() || s[i] != ',') return 0;

@@ -13,7 +13,7 @@
 //                 separator " - " or ": "
 //   rank tag      "[rank3]:", "[Rank 3]", "rank=3", "rank 3:", torchrun --tee "[default3]:"
 //                 (any "[<role><N>]:"), srun --label "3: ", mpirun --tag-output
-//                 "[1,3]<stdout>:"
+//                 "[1,3]<stdout>:", Slurm node:task "[0434:3]:", torchtune's "[trainer0|3]:"
 //   launcher      "stdout: ", "stderr: ", Ray's "(TaskRunner pid=123)" / "(pid=123, ip=...)"
 //   host          "worker-0: ", "node017: " (letters with a digit or '-', then ": ")
 //

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <limits>
@@ -60,6 +61,8 @@ const PeelCase kPeelCases[] = {
     {">>   iter 10: loss 3.0", "iter 10: loss 3.0", -1, kNone, ""},
     {"    iter 10: loss 3.0", "iter 10: loss 3.0", -1, kNone, ""},
     {"node017: 3: [rank3]: step 1", "step 1", 3, kNone, "node017: "},
+    {"[0434:5]:11/01/2024 11:05:18 [INFO|DP=0]: x", "[INFO|DP=0]: x", 5, 1730459118, ""},
+    {"[trainer0|2]:Step 3 | loss:2.1", "Step 3 | loss:2.1", 2, kNone, ""},
 };
 
 TEST(PrefixGrammar, EachKindIsPeeledAndKept) {
@@ -166,6 +169,8 @@ std::vector<PrefixKind> prefix_kinds() {
       {"[default3]:", [](std::size_t) { return std::string("[default3]:"); }, 3, false},
       {"srun label", [](std::size_t) { return std::string("3: "); }, 3, false},
       {"mpirun tag", [](std::size_t) { return std::string("[1,3]<stdout>:"); }, 3, false},
+      {"slurm node:task", [](std::size_t) { return std::string("[0434:3]:"); }, 3, false},
+      {"torchtune job|rank", [](std::size_t) { return std::string("[trainer0|3]:"); }, 3, false},
       {"[Rank 3]", [](std::size_t) { return std::string("[Rank 3] "); }, 3, false},
       {"rank=3", [](std::size_t) { return std::string("rank=3 "); }, 3, false},
       {"stdout:", [](std::size_t) { return std::string("stdout: "); }, -1, false},
@@ -272,6 +277,67 @@ TEST(LineLayerMatrix, APrefixTheGrammarLacksIsNotSilentlyRead) {
     differs = true;
   }
   EXPECT_TRUE(differs);
+}
+
+}  // namespace
+}  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// Real lines with each prefix kind (tests/data/README.md gives where each was printed): every
+// line that starts with the prefix is peeled to the rank it names, and its body no longer
+// starts with the prefix.
+struct RealPrefix {
+  const char* file;
+  const char* prefix;
+  std::int32_t rank;       // -1: a launcher prefix without a rank
+  const char* body_start;  // the body of a prefixed line begins with this ("" = anything)
+};
+
+const RealPrefix kRealPrefixes[] = {
+    {"prefix_rank0_torchtitan.log", "[rank0]:", 0, "[titan] "},
+    {"prefix_srun_label_mlperf.txt", "0: ", 0, ":::MLLOG "},
+    {"prefix_ray_actor_verl.log", "(TaskRunner pid=247607) ", -1, ""},
+    {"prefix_trainer_pipe_torchtune.log", "[trainer0|0]:", 0, ""},
+    {"prefix_slurm_pair_nanotron.log", "[0434:0]:", 0, "[INFO|DP=0|PP=0|TP=0|lrdn0434]: iteration"},
+    {"deepspeed_gptneox.log", "[2023-07-25 ", -1, "[INFO] "},
+    {"maxtext_steps.log", "I0811 ", -1, ""},
+};
+
+TEST(RealPrefixes, EachKindIsPeeledOnRealLines) {
+  for (const auto& c : kRealPrefixes) {
+    SCOPED_TRACE(c.file);
+    std::istringstream in(test::read_file(test::test_data(c.file)));
+    std::string line;
+    std::size_t prefixed = 0;
+    LinePeeler peeler;
+    for (std::uint64_t n = 1; std::getline(in, line); ++n) {
+      const auto p = peeler.peel(line, n);
+      if (line.rfind(c.prefix, 0) != 0) continue;
+      ++prefixed;
+      EXPECT_EQ(p.attrs.rank, c.rank) << line;
+      EXPECT_NE(p.body.substr(0, std::strlen(c.prefix)), c.prefix) << line;
+      if (*c.body_start && !p.body.empty()) {
+        EXPECT_EQ(p.body.substr(0, std::strlen(c.body_start)), c.body_start) << line;
+      }
+    }
+    EXPECT_GT(prefixed, 0u);
+  }
+}
+
+// The real rank-tagged excerpts read as their framework's runs, with the values the logs print
+// (../shared/samples-next PROVENANCE.md): torchtitan steps 3..10 of rank 0, mfu 0.32% at step 3.
+TEST(RealPrefixes, RankTaggedLogsReadAsTheirFramework) {
+  const mfu::Run titan = ingest({test::test_data("prefix_rank0_torchtitan.log").string()});
+  EXPECT_EQ(titan.format, "torchtitan");
+  ASSERT_EQ(titan.iterations.size(), 8u);
+  EXPECT_EQ(titan.iterations[0].step, 3);
+  EXPECT_EQ(titan.iterations[0].rank, 0);
+  EXPECT_NEAR(titan.iterations[0].reported_mfu, 0.0032, 1e-9);
+  const mfu::Run mlperf = ingest({test::test_data("prefix_srun_label_mlperf.txt").string()});
+  EXPECT_EQ(mlperf.format, "mlperf");
+  EXPECT_EQ(mlperf.meta.text("benchmark"), "llama31_8b");
 }
 
 }  // namespace
