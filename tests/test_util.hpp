@@ -90,6 +90,14 @@ inline std::filesystem::path samples_dir() {
   return std::filesystem::is_directory(p) ? p : std::filesystem::path();
 }
 
+/// ../shared/samples-next (next to samples_dir()); empty when absent.
+inline std::filesystem::path samples_next_dir() {
+  const std::filesystem::path s = samples_dir();
+  const std::filesystem::path p = s.empty() ? source_dir().parent_path() / "shared" / "samples-next"
+                                            : s.parent_path() / "samples-next";
+  return std::filesystem::is_directory(p) ? p : std::filesystem::path();
+}
+
 /// Compares `actual` to tests/golden/NAME; rewrites the file when MFU_UPDATE_GOLDEN=1.
 inline void expect_golden(const std::string& name, const std::string& actual) {
   const auto path = source_dir() / "tests" / "golden" / name;

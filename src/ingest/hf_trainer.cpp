@@ -1,11 +1,16 @@
 // Hugging Face Trainer console output and its JSON Lines twins (ms-swift logging.jsonl):
 //   {'loss': 0.0923, 'grad_norm': 2.38, 'learning_rate': 9.66e-05, 'epoch': 0.38}
 //   {'train_runtime': 77351.0, 'train_samples_per_second': 3.232, ..., 'total_flos': 5.27e20}
-// Plain HF lines carry no step time: the run's timing then comes from train_runtime as one
+// Sampling: one dict every `logging_steps` (500 by default) holds the losses of that step; it
+// carries no step counter or time of its own. The training progress bar (tqdm:
+// " 9%|▉   | 500/5490 [03:54<39:02,  2.13it/s]") gives both: a dict takes the bar's step, and
+// its step time is the bar's elapsed time since the previous dict over the steps between them
+// (averaged over the interval). Without a bar, the run's timing comes from train_runtime as one
 // averaged record. ms-swift adds global_step/max_steps and a running train_speed(s/it).
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 
 #include "ingest/common_meta.hpp"
 #include "ingest/flat_dict.hpp"
@@ -53,6 +58,42 @@ std::optional<double> hms(std::string_view s) {
   return any ? std::optional<double>(total) : std::nullopt;
 }
 
+/// "03:54", "1:02:03" or "159:06:22" (tqdm's elapsed format) -> seconds.
+std::optional<double> clock_time(std::string_view s) {
+  double total = 0;
+  int parts = 0;
+  for (auto part : split(s, ':')) {
+    auto v = parse_double(trim(part));
+    if (!v || *v < 0) return std::nullopt;
+    total = total * 60 + *v;
+    ++parts;
+  }
+  return parts >= 2 && parts <= 3 ? std::optional<double>(total) : std::nullopt;
+}
+
+/// One redraw of a tqdm bar: "| 500/5490 [03:54<39:02,  2.13it/s]".
+struct BarUpdate {
+  double n = 0, total = 0, elapsed_s = 0;
+};
+
+std::optional<BarUpdate> parse_bar(std::string_view t) {
+  const std::size_t open = t.rfind(" [");
+  if (open == std::string_view::npos) return std::nullopt;
+  const std::size_t lt = t.find('<', open), close = t.find(']', open);
+  if (lt == std::string_view::npos || close == std::string_view::npos || lt > close)
+    return std::nullopt;
+  std::string_view counts = t.substr(0, open);
+  const std::size_t bar = counts.rfind('|');
+  if (bar != std::string_view::npos) counts = counts.substr(bar + 1);
+  const auto slash = counts.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const auto n = parse_double(trim(counts.substr(0, slash)));
+  const auto total = parse_double(trim(counts.substr(slash + 1)));
+  const auto elapsed = clock_time(t.substr(open + 2, lt - open - 2));
+  if (!n || !total || !elapsed || *total <= 0 || *n < 0 || *n > *total) return std::nullopt;
+  return BarUpdate{*n, *total, *elapsed};
+}
+
 class HfTrainerParser : public LineParser {
  public:
   explicit HfTrainerParser(RunBuilder& out) : out_(out) {}
@@ -61,6 +102,7 @@ class HfTrainerParser : public LineParser {
     std::string_view t = trim(text);
     const std::size_t brace = t.find('{');
     if (brace == std::string_view::npos) {
+      if (auto b = parse_bar(t)) return on_bar(*b);
       scanner_.scan(t, number, out_);
       return;
     }
@@ -88,8 +130,10 @@ class HfTrainerParser : public LineParser {
     if (any_time || !known(runtime_)) return;
     // No per-step time: one record that averages the whole run (train_runtime includes the
     // evaluation passes run during training; they are subtracted when their times are known).
-    double steps = known(total_steps_) ? total_steps_ : max_step_;
+    // Steps counted by this parser when dicts carry no step are dict counts, not steps.
+    double steps = known(total_steps_) ? total_steps_ : known(bar_total_) ? bar_total_ : kUnknown;
     if (!(steps > 0) && known(steps_per_s_)) steps = std::round(steps_per_s_ * runtime_);
+    if (!(steps > 0) && !implicit_steps_) steps = max_step_;
     if (!(steps > 0)) {
       out_.warn(
           0,
@@ -140,8 +184,12 @@ class HfTrainerParser : public LineParser {
     }
     Iteration it;
     it.line = static_cast<std::uint32_t>(number);
-    const double step = step_from(d);
+    double step = step_from(d);
+    const bool from_bar = !known(step) && train_bar_ != nullptr;
+    if (from_bar) step = std::max(train_bar_->n, last_dict_step_ + 1);
     it.step = known(step) ? as_step(step) : ++implicit_step_;
+    if (!known(step)) implicit_steps_ = true;
+    if (from_bar) time_from_bar(it);
     if (auto v = num(d, "loss")) it.loss = *v;
     if (auto v = num(d, "step_time_ms"))
       it.time_s = *v / 1000.0;
@@ -175,7 +223,31 @@ class HfTrainerParser : public LineParser {
     if (auto v = num(d, "tokens_global_per_sec"); v && known(it.time_s)) it.tokens = *v * it.time_s;
     if (auto v = num(d, "max_steps")) total_steps_ = *v;
     max_step_ = std::max(max_step_, static_cast<double>(it.step));
+    last_dict_step_ = static_cast<double>(it.step);
     out_.add(it);
+  }
+
+  /// Bars are told apart by their totals; the training bar is the one redrawn most (an
+  /// evaluation bar lives for one pass).
+  void on_bar(const BarUpdate& b) {
+    Bar& bar = bars_[b.total];
+    bar.n = b.n;
+    bar.elapsed_s = b.elapsed_s;
+    ++bar.updates;
+    if (train_bar_ == nullptr || bar.updates > train_bar_->updates) {
+      train_bar_ = &bar;
+      bar_total_ = b.total;
+    }
+  }
+
+  /// The record's step time from the training bar: elapsed time since the previous dict over
+  /// the steps between them.
+  void time_from_bar(Iteration& it) {
+    const double steps = static_cast<double>(it.step) - bar_prev_step_;
+    const double elapsed = train_bar_->elapsed_s - bar_prev_elapsed_;
+    if (steps > 0 && elapsed > 0) it.time_s = elapsed / steps;
+    bar_prev_step_ = static_cast<double>(it.step);
+    bar_prev_elapsed_ = train_bar_->elapsed_s;
   }
 
   /// 'step', 'global_step' or ms-swift's 'global_step/max_steps': '1/294'.
@@ -207,6 +279,17 @@ class HfTrainerParser : public LineParser {
   double train_loss_ = kUnknown;
   double prev_elapsed_ = kUnknown;
   double prev_step_ = kUnknown;
+  struct Bar {
+    double n = 0, elapsed_s = 0;
+    std::size_t updates = 0;
+  };
+  std::map<double, Bar> bars_;  // by total (node-stable: train_bar_ points into it)
+  Bar* train_bar_ = nullptr;
+  double bar_total_ = kUnknown;
+  double bar_prev_step_ = 0;
+  double bar_prev_elapsed_ = 0;
+  double last_dict_step_ = 0;
+  bool implicit_steps_ = false;
 };
 
 double sniff(std::string_view head, std::string_view) {

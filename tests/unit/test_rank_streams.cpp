@@ -16,6 +16,7 @@
 #include "mfu/error.hpp"
 #include "mfu/gate.hpp"
 #include "mfu/ingest.hpp"
+#include "test_util.hpp"
 
 namespace mfu {
 namespace {
@@ -310,6 +311,79 @@ TEST(RankStreams, InputsOfDifferentJobsAreRefused) {
   for (const auto& d : merged.diagnostics)
     warned = warned || d.message.find("merged as asked") != std::string::npos;
   EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// Hugging Face Trainer console: one loss dict every 500 steps (logging_steps), a tqdm bar
+// redrawn every 10 steps at 2.13 it/s, an evaluation bar of its own at step 2500, 5490 steps.
+// By hand: the dicts stand for steps 500, 1000, ..., 5000 (the bar's counter), 500 steps each
+// (5000 in all), and each step took 1 / 2.13 = 0.4695 s (the bar's elapsed time between dicts
+// over 500 steps; tqdm prints whole seconds, so within 2 s / 500 = 0.004 s). The old reading
+// was "10 iterations of 4 min".
+std::string hf_console() {
+  auto clock = [](double t) {
+    const int s = static_cast<int>(t);
+    return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+                     : fmt::format("{:02}:{:02}", s / 60, s % 60);
+  };
+  const double per_step = 1 / 2.13;
+  std::string text;
+  for (int n = 10; n <= 5490; n += 10) {
+    text += fmt::format(" {:3}%|#####     | {}/5490 [{}<{},  2.13it/s]\r", 100 * n / 5490, n,
+                        clock(n * per_step), clock((5490 - n) * per_step));
+    if (n % 500 == 0)
+      text += fmt::format(
+          "\n{{'loss': {:.4f}, 'grad_norm': 1.5, 'learning_rate': 4e-05, "
+          "'epoch': {:.2f}}}\n",
+          2.0 - n / 10000.0, n / 5490.0);
+    if (n == 2500) {
+      for (int k = 1; k <= 50; ++k)
+        text += fmt::format("{}%|##| {}/50 [00:0{}<00:05, 9.1it/s]\r", 2 * k, k, k / 10);
+      text += "\n{'eval_loss': 1.9, 'eval_runtime': 5.5, 'epoch': 0.46}\n";
+    }
+  }
+  text += fmt::format(
+      "\n{{'train_runtime': {:.1f}, 'train_steps_per_second': 2.13, "
+      "'train_loss': 1.8, 'epoch': 1.0}}\n",
+      5490 * per_step + 5.5);
+  return text;
+}
+
+TEST(LoggingIntervals, HuggingFaceDictsTakeTheProgressBarsStepsAndTime) {
+  const mfu::Run run = ingest_text(hf_console(), "hf.log");
+  EXPECT_EQ(run.format, "hf-trainer");
+  ASSERT_EQ(run.iterations.size(), 10u);
+  std::uint64_t iterations = 0;
+  for (std::size_t i = 0; i < run.iterations.size(); ++i) {
+    const Iteration it = run.iterations[i];
+    EXPECT_EQ(it.step, 500 * static_cast<std::int64_t>(i + 1));
+    EXPECT_NEAR(it.time_s, 1 / 2.13, 0.004) << "record " << i;
+    iterations += it.count;
+  }
+  EXPECT_EQ(iterations, 5000u);
+}
+
+// A real TRL GRPO console (../shared/samples-next/hf_trainer, PROVENANCE.md): the bar says
+// 10/29790 at 01:29 and 499/29790 at 29:32; 49 dicts. By hand: the first dict stands for steps
+// 1..10 at 89 s / 10 = 8.9 s per step, and the records cover about 29 minutes.
+TEST(LoggingIntervals, RealTrlConsoleIsTimedByItsBar) {
+  const auto dir = test::samples_next_dir();
+  if (dir.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next is absent");
+  const mfu::Run run = ingest(
+      {(dir / "hf_trainer" / "JuncyLu_trl_DAPO_trl_grpo_qwen25vl3b_run_terminal.md").string()});
+  ASSERT_EQ(run.iterations.size(), 49u);
+  EXPECT_EQ(run.iterations[0].step, 10);
+  EXPECT_NEAR(run.iterations[0].time_s, 8.9, 0.1);
+  double total = 0;
+  for (std::size_t i = 0; i < run.iterations.size(); ++i)
+    total += run.iterations[i].time_s * run.iterations[i].count;
+  EXPECT_GT(total, 28 * 60.0);
+  EXPECT_LT(total, 29.6 * 60.0);
 }
 
 }  // namespace
