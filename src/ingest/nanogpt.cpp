@@ -1,5 +1,10 @@
 // nanoGPT, llm.c and their descendants:
 //   nanoGPT      "iter 10: loss 3.2202, time 893.76ms, mfu 16.68%"  (one sampled iteration)
+//     Sampling: every log_interval, the time of the one iteration just run; the records stand
+//     for their interval. An evaluation ("step 2000: train loss ..., val loss ...") runs inside
+//     the iteration printed right after it, so that sample is not a typical iteration: its
+//     excess over the previous sample is the evaluation's duration, and the record keeps the
+//     typical time (else the interval would multiply the evaluation by log_interval).
 //   llm.c        "step    1/19560 | train loss 11.0091 | norm 15.4446 | lr 8.57e-07 |
 //                 (1234.56 ms | 34.5% bf16 MFU | 425093 tok/s)"
 //   modded-nanogpt "step:11/6200 train_loss:6.6933 train_time:214ms step_avg:nanms"
@@ -41,6 +46,7 @@ class NanoGptParser : public LineParser {
       if (auto v = number_after(t, "step")) e.step = as_step(*v);
       e.detail = "evaluation (duration not printed)";
       out_.add_event(std::move(e));
+      pending_eval_ = out_.run.events.size() - 1;
       return;
     }
     if (starts_with(t, "saving checkpoint")) {
@@ -97,7 +103,24 @@ class NanoGptParser : public LineParser {
     // nanoGPT prints mfu -100.00% until its running average has started.
     if (auto v = number_after(t, "mfu"); v && *v >= 0) it.reported_mfu = *v / 100.0;
     if (auto tok = out_.run.meta.number("tokens_per_step")) it.tokens = *tok;
+    take_evaluation_out(it);
     out_.add(it);
+  }
+
+  /// The sampled iteration right after an evaluation of its step ran the evaluation too.
+  void take_evaluation_out(Iteration& it) {
+    const std::size_t k = pending_eval_;
+    pending_eval_ = kNone;
+    if (k == kNone || k >= out_.run.events.size() || !out_.has_last()) return;
+    Event& e = out_.run.events[k];
+    const double typical = out_.last().time_s;
+    if (e.step != it.step || !known(typical) || !(it.time_s > typical)) return;
+    e.duration_s = it.time_s - typical;
+    e.detail = fmt::format(
+        "evaluation (the sampled iteration {} took {:.3g} s, {:.3g} s more than "
+        "the one before)",
+        it.step, it.time_s, e.duration_s);
+    it.time_s = typical;
   }
 
   void llmc_line(std::string_view t, std::uint64_t number) {
@@ -190,6 +213,8 @@ class NanoGptParser : public LineParser {
   CommonMetaScanner scanner_;
   double prev_train_s_ = kUnknown;
   std::int64_t prev_step_ = -10;
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t pending_eval_ = kNone;  // the evaluation event just printed
 };
 
 double sniff(std::string_view head, std::string_view) {

@@ -388,3 +388,35 @@ TEST(LoggingIntervals, RealTrlConsoleIsTimedByItsBar) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// nanoGPT with log_interval 10 and eval_interval 100: each "iter N" line is the time of the one
+// iteration N; iteration 0 took 20 s (compilation), the others 0.5 s, and an iteration that ran
+// an evaluation first took 35 s. By hand: 101 records; iteration 0 stands for itself (20 s),
+// the 100 others for 10 iterations of 0.5 s (500 s); the 10 evaluations after step 0 took
+// 35 - 0.5 = 34.5 s each (345 s), not 10 x 35 s per interval. Wall time 20 + 500 + 345 = 865 s.
+TEST(LoggingIntervals, NanoGptSampleAfterAnEvaluationIsNotMultipliedByTheInterval) {
+  std::string text;
+  for (int n = 0; n <= 1000; n += 10) {
+    if (n % 100 == 0) text += fmt::format("step {}: train loss 3.1000, val loss 3.2000\n", n);
+    const double ms = n == 0 ? 20000.0 : n % 100 == 0 ? 35000.0 : 500.0;
+    text += fmt::format("iter {}: loss 3.1000, time {:.2f}ms, mfu 30.00%\n", n, ms);
+  }
+  const mfu::Run run = ingest_text(text, "nanogpt.log");
+  ASSERT_EQ(run.iterations.size(), 101u);
+  for (std::size_t i = 1; i < run.iterations.size(); ++i)
+    EXPECT_NEAR(run.iterations[i].time_s, 0.5, 1e-9) << "record " << i;
+  double eval_s = 0;
+  for (const auto& e : run.events)
+    if (e.kind == EventKind::kEval && known(e.duration_s)) eval_s += e.duration_s;
+  EXPECT_NEAR(eval_s, 345.0, 1e-6);
+  AnalyzeOptions o;
+  o.gpu = "a100-sxm4-80gb";
+  o.gpus = 1;
+  EXPECT_NEAR(analyze(run, o).wall_time_s, 865.0, 1e-6);
+}
+
+}  // namespace
+}  // namespace mfu
