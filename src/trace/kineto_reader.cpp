@@ -276,6 +276,15 @@ class Reader {
       case 'R':
         if (cat == "Runtime") runtime(ev);
         return;
+      case 'O':
+        // The early-2021 schema (PyTorch 1.8): CPU operators, ProfilerStep#N among them.
+        if (cat == "Operator") {
+          if (starts_with(raw_value(ev, "\"name\""), "ProfilerStep#"))
+            annotation(ev);
+          else
+            cpu_op(ev);
+        }
+        return;
       case 'u':
         if (cat == "user_annotation") annotation(ev);
         return;
