@@ -281,8 +281,18 @@ std::vector<std::vector<std::size_t>> group_into_pieces(const std::vector<Run>& 
     for (auto& p : pieces) std::sort(p.begin(), p.end());  // ranks in input (name) order
     return pieces;
   }
-  bool ranks = true;
-  for (std::size_t i = 1; i < logs.size(); ++i) ranks = ranks && steps_overlap(logs[0], logs[i]);
+  // Rank tags: logs that each hold their own ranks (no rank in two logs) run side by side;
+  // logs that hold the same ranks follow each other.
+  std::map<std::int32_t, std::size_t> holder;
+  bool tagged = true, disjoint = true;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const auto ranks = tagged_ranks(logs[i]);
+    tagged = tagged && !ranks.empty();
+    for (const auto r : ranks) disjoint = holder.emplace(r, i).second && disjoint;
+  }
+  if (tagged && disjoint) return {order};
+  bool ranks = !tagged;
+  for (std::size_t i = 1; ranks && i < logs.size(); ++i) ranks = steps_overlap(logs[0], logs[i]);
   if (ranks) return {order};
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return start_key(logs[a]) < start_key(logs[b]);

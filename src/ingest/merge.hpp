@@ -18,8 +18,9 @@ namespace mfu::detail {
 [[nodiscard]] Run merge_inputs(std::vector<Run> runs, const IngestOptions& options);
 
 /// Groups logs into pieces (indices into `logs`, each piece's logs being ranks of one
-/// incarnation), pieces in time order. Logs whose clocks overlap are one piece; without clocks
-/// on every log, logs whose steps overlap are ranks and the others consecutive pieces.
+/// incarnation), pieces in time order. Logs whose clocks overlap are one piece. Without clocks
+/// on every log: logs whose rank tags are disjoint are ranks, logs tagged with the same ranks
+/// are consecutive pieces, and untagged logs are ranks when their steps overlap.
 [[nodiscard]] std::vector<std::vector<std::size_t>> group_into_pieces(const std::vector<Run>& logs);
 
 }  // namespace mfu::detail

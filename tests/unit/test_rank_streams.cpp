@@ -261,6 +261,21 @@ TEST(RankStreams, ResumedPiecesAreToldFromRanksByTheirClocks) {
   EXPECT_EQ(run.iterations.size(), 200u);
   EXPECT_EQ(restart_events(run), 1u);
   EXPECT_EQ(analyze(run, {}).steps_lost, 50);
+
+  // Without clocks, the rank tags tell: both pieces are rank 0's (the same answer), while two
+  // logs of ranks 0 and 1 over the same steps are ranks (100 job records, no restart).
+  for (auto& r : first) r = {0, r.step, 1.0};
+  for (auto& r : second) r = {0, r.step, 1.0};
+  const mfu::Run tagged =
+      ingest({dir.write("b0.jsonl", log_of(second)), dir.write("a0.jsonl", log_of(first))});
+  EXPECT_EQ(restart_events(tagged), 1u);
+  EXPECT_EQ(analyze(tagged, {}).steps_lost, 50);
+  std::vector<Rec> other = first;
+  for (auto& r : other) r.rank = 1;
+  const mfu::Run ranks =
+      ingest({dir.write("r0.jsonl", log_of(first)), dir.write("r1.jsonl", log_of(other))});
+  EXPECT_EQ(ranks.iterations.size(), 100u);
+  EXPECT_EQ(restart_events(ranks), 0u);
 }
 
 // A native log whose second meta line says 16 GPUs after 8: the first value stands in the
