@@ -2,7 +2,8 @@
 //   I0811 21:55:06.119312 1383 metric_logger.py:226] completed step: 2, seconds: 10.228,
 //   TFLOP/s/device: 350.869, Tokens/s/device: 19222.175, total_weights: 1572864, loss: 12.980
 // and the older "TFLOP/s: ..." form. total_weights is the global count of target tokens, so
-// devices = total_weights / (Tokens/s/device * seconds).
+// devices = total_weights / (Tokens/s/device * seconds). Sampling: every step prints its own
+// line and time, so each record is one iteration.
 #include <fmt/format.h>
 
 #include <cmath>

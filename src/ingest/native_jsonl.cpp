@@ -2,7 +2,9 @@
 //   {"type":"meta","gpu":"h100-sxm","gpus":16,"dtype":"bf16","model":"llama3-8b","seq_len":8192}
 //   {"step":1,"time_s":0.330,"model_flops":3.5e13,"tokens":131072,"phases":{"comm_s":0.080}}
 //   {"type":"event","kind":"checkpoint","step":500,"duration_s":42.0}
-// Units are in the key suffix (_s, _ms, _us); unknown keys are kept out of the way.
+// Units are in the key suffix (_s, _ms, _us); unknown keys are kept out of the way. Sampling:
+// a record is one iteration unless it says how many it averages ("iterations"); a step counter
+// that jumps means records that are missing, not averaged ones.
 #include <fmt/format.h>
 #include <simdjson.h>
 
