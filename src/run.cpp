@@ -307,13 +307,13 @@ std::size_t IterationTable::memory_bytes() const {
 
 void RunMeta::set(const std::string& key, double value, const std::string& source, bool overwrite) {
   if (!overwrite && values_.count(key)) return;
-  values_[key] = MetaValue{value, source};
+  values_[key] = MetaValue{value, source, overwrite};
 }
 
 void RunMeta::set(const std::string& key, const std::string& value, const std::string& source,
                   bool overwrite) {
   if (!overwrite && values_.count(key)) return;
-  values_[key] = MetaValue{value, source};
+  values_[key] = MetaValue{value, source, overwrite};
 }
 
 std::vector<RunMeta::Conflict> RunMeta::conflicts_with(const RunMeta& other) const {

@@ -125,6 +125,9 @@ struct MetaValue {
   using Value = std::variant<double, std::string>;
   Value value;
   std::string source;
+  /// Set by a reader that lets a later line replace it (RunMeta::set with overwrite): a run
+  /// read in parallel pieces then keeps the latest piece's value, as the streaming reader does.
+  bool last_wins = false;
 };
 
 /// Run metadata as key -> value. Keys (all optional): gpus, gpu_name, dtype, tp, pp, cp, ep, dp,

@@ -194,11 +194,18 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size,
     out.malformed_lines += r.malformed_lines;
     // The first value seen in the file wins, as in the streaming reader; say when a later
     // piece holds another.
-    for (const auto& c : out.meta.conflicts_with(r.meta))
+    // The same value as the streaming reader keeps: the latest piece's for keys its parser
+    // lets later lines replace, else the first (and then a warning naming both lines).
+    for (const auto& c : out.meta.conflicts_with(r.meta)) {
+      if (c.other.last_wins) {
+        std::visit([&](const auto& v) { out.meta.set(c.key, v, c.other.source); }, c.other.value);
+        continue;
+      }
       add_diagnostic(out,
                      Diagnostic{Diagnostic::Severity::kWarning, path, 0,
                                 meta_conflict_message(c.key, c.kept, c.other)},
                      opt.max_diagnostics);
+    }
     out.meta.fill_from(r.meta);
     for (const auto& fld : r.fields)
       if (std::find(out.fields.begin(), out.fields.end(), fld) == out.fields.end())

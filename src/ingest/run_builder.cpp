@@ -80,7 +80,7 @@ void RunBuilder::meta_first(const std::string& key, const MetaValue::Value& valu
   const auto& all = run.meta.all();
   const auto it = all.find(key);
   if (it == all.end()) {
-    std::visit([&](const auto& v) { run.meta.set(key, v, where(line)); }, value);
+    std::visit([&](const auto& v) { run.meta.set(key, v, where(line), false); }, value);
     return;
   }
   if (it->second.value != value)

@@ -146,7 +146,8 @@ std::size_t launcher_token(std::string_view s) {
   return close + 1;
 }
 
-/// "worker-0: ", "node017: ", "ip-10-0-0-1.ec2.internal: ": a host name, then ": ".
+/// "worker-0: ", "node017: ", "ip-10-0-0-1.ec2.internal: ", pdsh's "10.0.0.7: ": a host name
+/// or an IPv4 address, then ": ".
 std::size_t host_token(std::string_view s) {
   std::size_t i = 0;
   bool letter = false, digit_or_dash = false;
@@ -156,7 +157,10 @@ std::size_t host_token(std::string_view s) {
     digit_or_dash = digit_or_dash || is_digit(s[i]) || s[i] == '-';
     ++i;
   }
-  if (i == 0 || !letter || !digit_or_dash || !is_alpha(s[0])) return 0;
+  std::size_t dots = 0;
+  for (std::size_t k = 0; k < i; ++k) dots += s[k] == '.' ? 1 : 0;
+  const bool ipv4 = !letter && dots == 3 && is_digit(s[0]) && is_digit(s[i - 1]);
+  if (i == 0 || (!ipv4 && (!letter || !digit_or_dash || !is_alpha(s[0])))) return 0;
   if (i + 2 > s.size() || s[i] != ':' || s[i + 1] != ' ' || i + 2 == s.size()) return 0;
   return i + 2;
 }

@@ -15,7 +15,8 @@
 //                 (any "[<role><N>]:"), srun --label "3: ", mpirun --tag-output
 //                 "[1,3]<stdout>:", Slurm node:task "[0434:3]:", torchtune's "[trainer0|3]:"
 //   launcher      "stdout: ", "stderr: ", Ray's "(TaskRunner pid=123)" / "(pid=123, ip=...)"
-//   host          "worker-0: ", "node017: " (letters with a digit or '-', then ": ")
+//   host          "worker-0: ", "node017: " (letters with a digit or '-', then ": "), pdsh's
+//                 IPv4 "10.0.0.7: "
 //
 // When several timestamps are peeled, the outermost dated one is kept (a year-less glog time
 // gives way to a dated one). Peeling stops at the first token that is none of these, and at most

@@ -61,6 +61,7 @@ const PeelCase kPeelCases[] = {
     {">>   iter 10: loss 3.0", "iter 10: loss 3.0", -1, kNone, ""},
     {"    iter 10: loss 3.0", "iter 10: loss 3.0", -1, kNone, ""},
     {"node017: 3: [rank3]: step 1", "step 1", 3, kNone, "node017: "},
+    {"10.0.0.7: iter 1: loss 2.0", "iter 1: loss 2.0", -1, kNone, "10.0.0.7: "},
     {"[0434:5]:11/01/2024 11:05:18 [INFO|DP=0]: x", "[INFO|DP=0]: x", 5, 1730459118, ""},
     {"[trainer0|2]:Step 3 | loss:2.1", "Step 3 | loss:2.1", 2, kNone, ""},
 };
@@ -88,7 +89,7 @@ TEST(PrefixGrammar, AFormatsOwnTextIsNotPeeled) {
         "Epoch 1: 100%|####| 10/10", "[titan] 2025-01-01 12:00:00,000 - root - INFO - step: 1",
         "train_loss: 2.0", "12:00:00 started", "[step3] x", "2024-01-01 12:00:00,1,0.33",
         "iteration        5/     10 | consumed samples: 40", ":::MLLOG {\"key\": \"x\"}",
-        "1,0.33,3.5e13", "[INFO] x", "2024-01-01x"}) {
+        "1,0.33,3.5e13", "[INFO] x", "2024-01-01x", "1.5: ratio", "0.5.1: v"}) {
     const auto p = peel_prefixes(line);
     EXPECT_EQ(p.body, line) << line;
     EXPECT_EQ(p.attrs.prefixes, 0) << line;
@@ -303,6 +304,8 @@ const RealPrefix kRealPrefixes[] = {
     {"prefix_slurm_pair_nanotron.log", "[0434:0]:", 0, "[INFO|DP=0|PP=0|TP=0|lrdn0434]: iteration"},
     {"deepspeed_gptneox.log", "[2023-07-25 ", -1, "[INFO] "},
     {"maxtext_steps.log", "I0811 ", -1, ""},
+    {"prefix_host_ip_deepspeed.log", "104.171.201.17", -1, "[INFO] [launch.py:"},
+    {"prefix_host_name_hf.log", "x1000c0s6b0n0: ", -1, ""},
 };
 
 TEST(RealPrefixes, EachKindIsPeeledOnRealLines) {

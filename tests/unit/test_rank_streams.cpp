@@ -435,3 +435,38 @@ TEST(LoggingIntervals, NanoGptSampleAfterAnEvaluationIsNotMultipliedByTheInterva
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// A Megatron log holding two jobs' argument blocks (12 layers, then 24, as after a restart with
+// a new config), each followed by many iteration lines: the streaming reader and the parallel
+// reader (4 pieces) keep the same value (Megatron's later block replaces the earlier one).
+TEST(RankStreams, MegatronArgumentsResolveAlikeInEveryReader) {
+  const std::string one = test::read_file(test::test_data("megatron_megads_excerpt.log"));
+  std::string two = one;
+  const std::size_t at = two.find("num_layers ...................................... 12");
+  ASSERT_NE(at, std::string::npos);
+  two.replace(at, 52, "num_layers ...................................... 24");
+  std::string text;
+  for (int k = 0; k < 200; ++k) text += one;  // big enough to be cut into pieces
+  for (int k = 0; k < 200; ++k) text += two;
+  Dir dir("megatron_meta");
+  const std::string path = dir.write("two_jobs.log", text);
+  IngestOptions parallel;
+  parallel.threads = 4;
+  parallel.parallel_min_bytes = 1;
+  bool pieces = false;
+  parallel.on_progress = [&](const std::string& m) {
+    pieces = pieces || m.find("pieces") != std::string::npos;
+  };
+  const mfu::Run from_disk = ingest({path}, parallel);
+  const mfu::Run streamed = ingest_text(text, path);
+  EXPECT_TRUE(pieces);
+  EXPECT_EQ(streamed.meta.number("layers"), 24);
+  EXPECT_EQ(from_disk.meta.number("layers"), streamed.meta.number("layers"));
+  EXPECT_EQ(from_disk.iterations.size(), streamed.iterations.size());
+}
+
+}  // namespace
+}  // namespace mfu
