@@ -124,6 +124,33 @@ void add_notes(const Run& run, const detail::Clock& clock, Analysis& a) {
         fmt::format("{} malformed record lines were skipped", run.malformed_lines));
 }
 
+/// Which rank held the job back: the one that set the step time in most steps, and the one
+/// that waited longest for data (from the per-rank streams ingestion kept).
+void add_rank_notes(const Run& run, Analysis& a) {
+  const auto& streams = run.rank_streams;
+  if (streams.size() < 2) return;
+  std::size_t combined = 0;
+  const RankStream* slowest = &streams.front();
+  const RankStream* waiting = nullptr;
+  for (const auto& s : streams) {
+    combined += s.slowest_steps;
+    if (s.slowest_steps > slowest->slowest_steps) slowest = &s;
+    if (known(s.mean_data_s) && (!waiting || s.mean_data_s > waiting->mean_data_s)) waiting = &s;
+  }
+  // A rank that set at least half of the steps (and 10 of them) is a straggler, not noise.
+  if (combined > 0 && slowest->slowest_steps >= 10 && 2 * slowest->slowest_steps >= combined)
+    a.warnings.push_back(fmt::format(
+        "rank {} set the step time in {} of {} steps (its mean step {}): a straggler; the other "
+        "ranks wait for it (mfu inspect lists every rank)",
+        slowest->rank, slowest->slowest_steps, combined, format_duration(slowest->mean_time_s)));
+  if (waiting && waiting->mean_data_s > 0 && known(waiting->mean_time_s) &&
+      waiting->mean_data_s > 0.05 * waiting->mean_time_s)
+    a.warnings.push_back(
+        fmt::format("rank {} waited longest for data: {} per step ({} of its step)", waiting->rank,
+                    format_duration(waiting->mean_data_s),
+                    format_percent(waiting->mean_data_s / waiting->mean_time_s)));
+}
+
 void append(std::vector<std::string>& to, const std::vector<std::string>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
@@ -135,6 +162,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   Analysis a = resolved_analysis(run, r);
   detail::Records rec = detail::read_records(run);
   append(a.warnings, rec.warnings);
+  add_rank_notes(run, a);
   if (rec.timed == 0) return untimed_run(run, std::move(a));
 
   const detail::WorkPlan work = detail::plan_work(run, r, rec, a);

@@ -104,6 +104,10 @@ TEST(RankStreams, ALaggingRankIsNotARestart) {
   const Analysis a = analyze(run, {});
   EXPECT_EQ(a.restarts, 0u);
   EXPECT_NEAR(a.wall_time_s, 60.0, 1e-6);
+  bool named = false;
+  for (const auto& w : a.warnings)
+    named = named || w.find("rank 2 set the step time in 50 of 50") != std::string::npos;
+  EXPECT_TRUE(named);
 }
 
 // Two per-rank files; each rank ran steps 1..20, died, and resumed from the checkpoint of
