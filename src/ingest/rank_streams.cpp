@@ -168,14 +168,17 @@ std::vector<Stream> split_incarnations(Stream s, std::size_t& reordered, std::si
   return parts;
 }
 
-RankStream summarise(std::int32_t rank, const Stream& s, std::size_t restarts) {
+/// A rank's stream summarised; `Records` is a Stream or an IterationTable.
+template <class Records>
+RankStream summarise(std::int32_t rank, const Records& s, std::size_t restarts) {
   RankStream r;
   r.rank = rank;
   r.records = s.size();
   r.restarts = restarts;
   double time = 0, data = 0;
   std::size_t timed = 0, waited = 0;
-  for (const auto& it : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const Iteration it = s[i];
     if (known(it.time_s)) {
       time += it.time_s;
       ++timed;
@@ -229,10 +232,27 @@ void combine_incarnation(const std::vector<std::pair<std::size_t, const Stream*>
   }
 }
 
+/// One rank (or none), every step after the one before: nothing to combine. The common case
+/// is checked without copying the records (the table of a long run stays as it is).
+bool one_ordered_stream(const IterationTable& t) {
+  if (t.empty()) return true;
+  const std::int32_t rank = t[0].rank;
+  for (std::size_t i = 1; i < t.size(); ++i)
+    if (t.step(i) <= t.step(i - 1) || t[i].rank != rank) return false;
+  return true;
+}
+
 }  // namespace
 
 JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta) {
   JobRecords out;
+  if (one_ordered_stream(records)) {
+    out.incarnations.push_back(0);
+    if (!records.empty() && records[0].rank >= 0)
+      out.streams.push_back(summarise(records[0].rank, records, 0));
+    out.table = std::move(records);
+    return out;
+  }
   std::map<std::int32_t, Stream> by_rank;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Iteration it = records[i];
