@@ -162,9 +162,8 @@ std::vector<Stream> split_incarnations(Stream s, std::size_t& reordered, std::si
     parts.back().push_back(it);
   }
   for (auto& p : parts)
-    std::stable_sort(p.begin(), p.end(), [](const Iteration& a, const Iteration& b) {
-      return a.step >= 0 && b.step >= 0 && a.step < b.step;
-    });
+    std::stable_sort(p.begin(), p.end(),
+                     [](const Iteration& a, const Iteration& b) { return a.step < b.step; });
   return parts;
 }
 
