@@ -207,20 +207,7 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size,
                      opt.max_diagnostics);
     }
     out.meta.fill_from(r.meta);
-    for (const auto& fld : r.fields)
-      if (std::find(out.fields.begin(), out.fields.end(), fld) == out.fields.end())
-        out.fields.push_back(fld);
-    for (auto rank : r.ranks)
-      if (std::find(out.ranks.begin(), out.ranks.end(), rank) == out.ranks.end())
-        out.ranks.push_back(rank);
-    if (known(r.first_timestamp_s) &&
-        (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
-      out.first_timestamp_s = r.first_timestamp_s;
-    if (known(r.last_timestamp_s) &&
-        (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
-      out.last_timestamp_s = r.last_timestamp_s;
-    out.lines_read += r.lines_read;
-    out.bytes_read += r.bytes_read;
+    merge_seen(out, r);
     if (ps[k].oversized > 0 && first_oversized == 0) first_oversized = ps[k].first_oversized;
     oversized += ps[k].oversized;
   }

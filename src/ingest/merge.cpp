@@ -172,21 +172,8 @@ void take_totals(Run& out, Run& r, std::size_t cap) {
   out.meta.fill_from(r.meta);  // the first input's value wins, as its source says
   merge_diagnostics(out, r, cap);
   out.malformed_lines += r.malformed_lines;
-  out.lines_read += r.lines_read;
-  out.bytes_read += r.bytes_read;
   out.truncated = out.truncated || r.truncated;
-  for (auto rk : r.ranks)
-    if (std::find(out.ranks.begin(), out.ranks.end(), rk) == out.ranks.end())
-      out.ranks.push_back(rk);
-  for (const auto& fl : r.fields)
-    if (std::find(out.fields.begin(), out.fields.end(), fl) == out.fields.end())
-      out.fields.push_back(fl);
-  if (known(r.first_timestamp_s) &&
-      (!known(out.first_timestamp_s) || r.first_timestamp_s < out.first_timestamp_s))
-    out.first_timestamp_s = r.first_timestamp_s;
-  if (known(r.last_timestamp_s) &&
-      (!known(out.last_timestamp_s) || r.last_timestamp_s > out.last_timestamp_s))
-    out.last_timestamp_s = r.last_timestamp_s;
+  merge_seen(out, r);
 }
 
 /// Appends one log's records and events; untagged ones take `rank` (-1: leave them).

@@ -24,6 +24,10 @@ void add_diagnostic(Run& run, Diagnostic d, std::size_t cap);
 /// Moves every diagnostic of `from` into `into` under `cap`, keeping `from`'s suppressed count.
 void merge_diagnostics(Run& into, Run& from, std::size_t cap);
 
+/// Adds what `from` saw to `into`: fields and ranks (a union), the clock's first and last
+/// timestamps (the wider span), lines and bytes read (sums). For pieces or inputs of one run.
+void merge_seen(Run& into, const Run& from);
+
 /// "file:9 says gpus = 16, but file:1 said 8: the first value is kept ...".
 [[nodiscard]] std::string meta_conflict_message(const std::string& key, const MetaValue& kept,
                                                 const MetaValue& other);

@@ -100,6 +100,23 @@ void merge_diagnostics(Run& into, Run& from, std::size_t cap) {
   into.suppressed_diagnostics += from.suppressed_diagnostics;
 }
 
+void merge_seen(Run& into, const Run& from) {
+  for (const auto& f : from.fields)
+    if (std::find(into.fields.begin(), into.fields.end(), f) == into.fields.end())
+      into.fields.push_back(f);
+  for (const auto r : from.ranks)
+    if (std::find(into.ranks.begin(), into.ranks.end(), r) == into.ranks.end())
+      into.ranks.push_back(r);
+  if (known(from.first_timestamp_s) &&
+      (!known(into.first_timestamp_s) || from.first_timestamp_s < into.first_timestamp_s))
+    into.first_timestamp_s = from.first_timestamp_s;
+  if (known(from.last_timestamp_s) &&
+      (!known(into.last_timestamp_s) || from.last_timestamp_s > into.last_timestamp_s))
+    into.last_timestamp_s = from.last_timestamp_s;
+  into.lines_read += from.lines_read;
+  into.bytes_read += from.bytes_read;
+}
+
 void RunBuilder::diagnostic(Diagnostic::Severity s, std::uint64_t line,
                             const std::string& message) {
   if (run.diagnostics.size() >= options.max_diagnostics) {
