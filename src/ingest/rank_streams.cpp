@@ -200,7 +200,7 @@ RankStream summarise(std::int32_t rank, const Records& s, std::size_t restarts) 
 
 /// Combines incarnation k of every stream per step, in step order.
 void combine_incarnation(const std::vector<std::pair<std::size_t, const Stream*>>& parts,
-                         JobRecords& out) {
+                         bool several_streams, JobRecords& out) {
   struct Member {
     std::int64_t step;
     std::size_t stream;
@@ -217,7 +217,10 @@ void combine_incarnation(const std::vector<std::pair<std::size_t, const Stream*>
     while (j < all.size() && all[j].step == all[i].step && all[i].step >= 0) ++j;
     std::vector<const Iteration*> members;
     for (std::size_t k = i; k < j; ++k) members.push_back(all[k].it);
-    const Iteration step = combine_ranks(members);
+    Iteration step = combine_ranks(members);
+    // A record of several ranks' streams is the job's, no one rank's: read again (a native
+    // copy), it stays in its place instead of joining one rank's stream.
+    if (several_streams) step.rank = -1;
     if (j - i > 1) {
       out.rank_records += j - i - 1;
       for (std::size_t k = i; k < j; ++k)
@@ -276,7 +279,7 @@ JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta) {
     std::vector<std::pair<std::size_t, const Stream*>> parts;
     for (std::size_t s = 0; s < incarnations.size(); ++s)
       if (k < incarnations[s].size()) parts.emplace_back(s, &incarnations[s][k]);
-    combine_incarnation(parts, out);
+    combine_incarnation(parts, incarnations.size() > 1, out);
   }
   if (out.streams.size() == 1 && out.streams.front().rank < 0) out.streams.clear();
   return out;
