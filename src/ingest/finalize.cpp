@@ -39,13 +39,45 @@ void note_stream_work(Run& run, const JobRecords& job) {
         "by their order, which may pair the wrong pieces"});
 }
 
+/// Ranks peeled as node * kNodeRankStride + local ("1: [default3]:") become global ranks,
+/// node * (local ranks per node) + local, with the count of local ranks the lines show: srun
+/// numbers the nodes, torchrun the local ranks, and neither prints the global rank.
+void renumber_node_ranks(Run& run) {
+  std::int32_t local_ranks = 0;
+  bool nodes = false;
+  for (const auto r : run.ranks) {
+    if (r < kNodeRankStride) continue;
+    nodes = true;
+    local_ranks = std::max(local_ranks, r % kNodeRankStride + 1);
+  }
+  if (!nodes) return;
+  auto global = [&](std::int32_t r) {
+    return r < kNodeRankStride ? r : (r / kNodeRankStride) * local_ranks + r % kNodeRankStride;
+  };
+  IterationTable& t = run.iterations;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    Iteration it = t[i];
+    if (it.rank < kNodeRankStride) continue;
+    it.rank = global(it.rank);
+    t.set(i, it);
+  }
+  for (auto& e : run.events) e.rank = global(e.rank);
+  std::vector<std::int32_t> seen;
+  for (const auto r : run.ranks) {
+    if (std::find(seen.begin(), seen.end(), global(r)) == seen.end()) seen.push_back(global(r));
+  }
+  run.ranks = std::move(seen);
+}
+
 }  // namespace
 
 void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
+  renumber_node_ranks(run);
   IterationTable& t = run.iterations;
   const std::size_t n_in = t.size();
   if (n_in == 0) {
     run.timing = TimingKind::kNone;
+    if (timing == TimingKind::kNone) return;  // a metadata file: it has no steps to miss
     run.diagnostics.push_back(
         Diagnostic{Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), 0,
                    fmt::format("no per-iteration records found: this {} log carries no step "

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "ingest/chunked.hpp"
@@ -287,6 +288,39 @@ std::vector<std::string> companions(const std::string& path) {
   return out;
 }
 
+constexpr std::size_t kNoOwner = static_cast<std::size_t>(-1);
+
+/// For each input, the index of the log it is a companion of (its system.json or
+/// model_config.yaml), or kNoOwner. A directory of several runs then gives each run its own
+/// model and hardware, not every run the union of all of them.
+std::vector<std::size_t> companion_owners(const std::vector<std::string>& files) {
+  std::vector<std::size_t> owners(files.size(), kNoOwner);
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < files.size(); ++i) index.emplace(files[i], i);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    for (const auto& c : companions(files[i])) {
+      const auto it = index.find(c);
+      if (it != index.end() && it->second != i && owners[it->second] == kNoOwner)
+        owners[it->second] = i;
+    }
+  }
+  return owners;
+}
+
+/// Moves each companion's metadata into its log's run (the log's own lines win) and leaves
+/// the companion as an empty run that the merge skips.
+void attach_companions(std::vector<Run>& runs, const std::vector<std::size_t>& owners) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (owners[i] == kNoOwner || runs[i].format != "metadata") continue;
+    Run& log = runs[owners[i]];
+    log.meta.fill_from(runs[i].meta);
+    log.inputs.push_back(runs[i].inputs.front());
+    for (auto& d : runs[i].diagnostics) log.diagnostics.push_back(std::move(d));
+    runs[i] = Run{};
+    runs[i].format = "companion";
+  }
+}
+
 }  // namespace
 
 Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) {
@@ -297,6 +331,7 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
   if (files.size() == 1) {
     for (const auto& c : companions(files.front())) files.push_back(c);
   }
+  const std::vector<std::size_t> owners = companion_owners(files);
   if (files.size() > 65000) throw Error("too many input files (more than 65000)");
   std::vector<Run> runs(files.size());
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
@@ -318,6 +353,7 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
       for (std::size_t k = 0; k < batch.size(); ++k) runs[base + k] = batch[k].get();
     }
   }
+  attach_companions(runs, owners);
   Run out = detail::merge_inputs(std::move(runs), options);
   for (auto& d : skipped) out.diagnostics.insert(out.diagnostics.begin(), d);
   return out;

@@ -74,6 +74,8 @@ void parse(std::string_view text, RunBuilder& out) {
 }
 
 double sniff(std::string_view head, std::string_view) {
+  // A JSON object: the model_config.yaml beside it lists the same metric names.
+  if (trim(head).substr(0, 1) != "{") return 0;
   if (contains(head, "\"iteration-time\"") ||
       (contains(head, "\"lm loss\"") && contains(head, "\"step_interval\"")))
     return 8;

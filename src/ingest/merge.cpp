@@ -291,6 +291,7 @@ std::vector<std::vector<std::size_t>> group_into_pieces(const std::vector<Run>& 
 Run merge_inputs(std::vector<Run> runs, const IngestOptions& opt) {
   std::vector<Run> logs, traces, metas;
   for (auto& r : runs) {
+    if (r.format == "companion") continue;  // its metadata went into its own log already
     auto& into = r.format == "metadata" ? metas : r.trace != nullptr ? traces : logs;
     into.push_back(std::move(r));
   }

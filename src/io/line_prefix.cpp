@@ -1,6 +1,7 @@
 // Prefix peeling (the grammar is in line_prefix.hpp).
 #include "io/line_prefix.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "io/timestamp.hpp"
@@ -77,7 +78,7 @@ std::size_t pair_rank_token(std::string_view s, std::int32_t& rank) {
 
 /// "[rank3]:", "[Rank 3]", "[default3]:", "[1,3]<stdout>:", "[0434:3]:", "[trainer0|3]:".
 /// Returns the characters used.
-std::size_t bracket_rank_token(std::string_view s, std::int32_t& rank) {
+std::size_t bracket_rank_token(std::string_view s, std::int32_t& rank, bool& local) {
   if (s.size() < 3 || s[0] != '[') return 0;
   if (const std::size_t n = pair_rank_token(s, rank)) return n;
   std::size_t i = 1;
@@ -105,6 +106,7 @@ std::size_t bracket_rank_token(std::string_view s, std::int32_t& rank) {
   const bool colon = i < s.size() && s[i] == ':';
   if (!colon && !rank_word) return 0;  // "[step3]" could be a format's own text
   rank = r;
+  local = !rank_word;  // torchrun --tee's "[{role}{local_rank}]:"
   return i + (colon ? 1 : 0);
 }
 
@@ -181,8 +183,15 @@ std::size_t one_prefix(std::string_view s, LineAttrs& a) {
     return n;
   }
   std::int32_t r = -1;
-  if ((n = bracket_rank_token(s, r)) > 0 || (n = plain_rank_token(s, r)) > 0) {
+  bool local = false;
+  if ((n = bracket_rank_token(s, r, local)) > 0 || (n = plain_rank_token(s, r)) > 0) {
+    // "0: [default3]:": node 0's local rank 3.
+    if (local && a.rank >= 0 && !a.local_rank && a.rank < kNodeRankStride / 2) {
+      a.node = a.rank;
+      r += a.node * kNodeRankStride;
+    }
     a.rank = r;
+    a.local_rank = local;
     return n;
   }
   if ((n = launcher_token(s)) > 0 || (n = host_token(s)) > 0) {

@@ -18,6 +18,10 @@
 //   host          "worker-0: ", "node017: " (letters with a digit or '-', then ": "), pdsh's
 //                 IPv4 "10.0.0.7: "
 //
+// A local-rank tag ("[default3]:", any "[<role><N>]:" but "[rankN]") inside a node's label (an
+// outer rank tag: srun's "1: [default3]:") is that node's local rank: the line's rank is then
+// node * kNodeRankStride + local, which ingestion renumbers to node * (local ranks per node) +
+// local once all lines are seen. (A host name before a local-rank tag is not a node number yet.)
 // When several timestamps are peeled, the outermost dated one is kept (a year-less glog time
 // gives way to a dated one). Peeling stops at the first token that is none of these, and at most
 // kMaxPrefixes are peeled. Before peeling, ANSI escape sequences and a byte-order mark are removed.
@@ -33,6 +37,8 @@
 namespace mfu::detail {
 
 inline constexpr int kMaxPrefixes = 8;
+/// Ranks from a node label and a local-rank tag: node * kNodeRankStride + local.
+inline constexpr std::int32_t kNodeRankStride = 1 << 16;
 /// Bytes readable after every body, as after every line of LineReader (simdjson needs 64).
 inline constexpr std::size_t kBodyPadding = 64;
 
@@ -40,7 +46,9 @@ inline constexpr std::size_t kBodyPadding = 64;
 struct LineAttrs {
   /// Unix seconds (UTC); NaN when none; year-less glog times are below 4e7.
   double timestamp_s = std::numeric_limits<double>::quiet_NaN();
-  std::int32_t rank = -1;     ///< the innermost rank tag; -1 when none
+  std::int32_t rank = -1;     ///< the innermost rank tag (with its node, above); -1 when none
+  std::int32_t node = -1;     ///< an outer rank tag around a local-rank tag; -1 when none
+  bool local_rank = false;    ///< `rank` came from a local-rank tag ("[default3]:")
   std::string_view host;      ///< a host or launcher prefix ("worker-0"), empty when none
   std::uint8_t prefixes = 0;  ///< how many prefixes were peeled
 };

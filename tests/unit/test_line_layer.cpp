@@ -64,6 +64,9 @@ const PeelCase kPeelCases[] = {
     {"10.0.0.7: iter 1: loss 2.0", "iter 1: loss 2.0", -1, kNone, "10.0.0.7: "},
     {"[0434:5]:11/01/2024 11:05:18 [INFO|DP=0]: x", "[INFO|DP=0]: x", 5, 1730459118, ""},
     {"[trainer0|2]:Step 3 | loss:2.1", "Step 3 | loss:2.1", 2, kNone, ""},
+    // srun's node label around torchrun's local rank: node 1, local 3 (renumbered later).
+    {"1: [default3]:iter 1: loss 2.0", "iter 1: loss 2.0", detail::kNodeRankStride + 3, kNone, ""},
+    {"0: [rank3]:iter 1: loss 2.0", "iter 1: loss 2.0", 3, kNone, ""},  // a global rank tag
 };
 
 TEST(PrefixGrammar, EachKindIsPeeledAndKept) {
@@ -110,6 +113,34 @@ TEST(PrefixGrammar, ATimestampOnItsOwnLineDatesTheNextLine) {
   const auto p = peeler.peel("iter 1: loss 2.0, time 100.00ms");
   EXPECT_NEAR(p.attrs.timestamp_s, 1679479262, 1e-6);
   EXPECT_TRUE(std::isnan(peeler.peel("iter 2: loss 2.0").attrs.timestamp_s));  // lent once
+}
+
+// Two nodes under srun --label, four torchrun --tee local ranks each ("N: [defaultL]:"), nanoGPT
+// lines, 20 steps; node 1's local rank 2 takes 1.3 s, the others 1.0 s. By hand: 8 ranks
+// (global rank = node * 4 + local), the slowest is 1 * 4 + 2 = 6 and sets every step, each
+// step 1.3 s, 26 s in all. Read by local rank alone, each "rank" would print every step twice.
+TEST(PrefixGrammar, NodeLabelAndLocalRankGiveTheGlobalRank) {
+  std::string text;
+  for (int step = 1; step <= 20; ++step) {
+    for (int node = 0; node < 2; ++node) {
+      for (int local = 0; local < 4; ++local) {
+        const double ms = node == 1 && local == 2 ? 1300 : 1000;
+        text += fmt::format("{}: [default{}]:iter {}: loss 2.0, time {:.2f}ms, mfu 10.00%\n", node,
+                            local, step, ms);
+      }
+    }
+  }
+  const mfu::Run run = ingest_text(text, "nodes.log");
+  EXPECT_EQ(run.format, "nanogpt");
+  ASSERT_EQ(run.iterations.size(), 20u);
+  double total = 0;
+  for (std::size_t i = 0; i < run.iterations.size(); ++i) total += run.iterations[i].time_s;
+  EXPECT_NEAR(total, 26.0, 1e-9);
+  ASSERT_EQ(run.rank_streams.size(), 8u);
+  for (const auto& r : run.rank_streams) {
+    EXPECT_LT(r.rank, 8);
+    EXPECT_EQ(r.slowest_steps, r.rank == 6 ? 20u : 0u) << r.rank;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,6 +337,11 @@ const RealPrefix kRealPrefixes[] = {
     {"maxtext_steps.log", "I0811 ", -1, ""},
     {"prefix_host_ip_deepspeed.log", "104.171.201.17", -1, "[INFO] [launch.py:"},
     {"prefix_host_name_hf.log", "x1000c0s6b0n0: ", -1, ""},
+    {"prefix_default_tee_returnn.log", "[default0]:", 0, "ep 55 train, step 1347"},
+    {"prefix_default_tee_returnn.log", "[default3]:", 3, "ep 55 train, step 1347"},
+    {"prefix_mpirun_horovod.log", "[1,0]<stdout>:", 0, ""},
+    {"prefix_mpirun_horovod.log", "[1,1]<stdout>:", 1, ""},
+    {"prefix_quote_timestamp_nanogpt.log", "> 2023-03-22 ", -1, ""},
 };
 
 TEST(RealPrefixes, EachKindIsPeeledOnRealLines) {
@@ -341,6 +377,27 @@ TEST(RealPrefixes, RankTaggedLogsReadAsTheirFramework) {
   const mfu::Run mlperf = ingest({test::test_data("prefix_srun_label_mlperf.txt").string()});
   EXPECT_EQ(mlperf.format, "mlperf");
   EXPECT_EQ(mlperf.meta.text("benchmark"), "llama31_8b");
+}
+
+// A nanoGPT log quoted in a GitHub reply (karpathy/nanoGPT issue #215): "> " then a timestamp
+// before each line, an evaluation at step 3000. By hand from the lines: 15 iter lines, steps
+// 2920..3060 every 10; the first at 2023-03-22 09:30:39 UTC = 1679477439 s. The eval sits between
+// iter 2990 (09:31:56) and iter 3000 (09:32:41): 45 s for an interval that otherwise takes about
+// 10 × 1.097 s, and iter 3000 prints 35392.33 ms for its one iteration against 1.097 s for the
+// others, so about 34.3 s of evaluation, not 10 × 35.4 s.
+TEST(RealPrefixes, QuotedTimestampedNanoGptKeepsItsClockAndEval) {
+  const mfu::Run run = ingest({test::test_data("prefix_quote_timestamp_nanogpt.log").string()});
+  EXPECT_EQ(run.format, "nanogpt");
+  ASSERT_EQ(run.iterations.size(), 15u);
+  EXPECT_EQ(run.iterations[0].step, 2920);
+  EXPECT_EQ(run.iterations[run.iterations.size() - 1].step, 3060);
+  EXPECT_DOUBLE_EQ(run.iterations[0].timestamp_s, 1679477439.0);
+  EXPECT_NEAR(run.iterations[0].time_s, 1.09934, 1e-9);
+  double eval_s = 0;
+  for (const auto& e : run.events) {
+    if (e.kind == EventKind::kEval) eval_s += e.duration_s;
+  }
+  EXPECT_NEAR(eval_s, 35.39233 - 1.0973, 0.1);
 }
 
 }  // namespace

@@ -332,6 +332,39 @@ TEST(RankStreams, InputsOfDifferentJobsAreRefused) {
   EXPECT_TRUE(warned);
 }
 
+// Megatron-LM CI layout: <case>__golden_values_*.json beside <case>__model_config.yaml, whose
+// METRICS list names "iteration-time" too. By hand: one case gives a run with that case's
+// shape (hidden 6144 from a's config); two cases of different shapes in one directory are two
+// jobs (hidden 6144 against 4096), refused; neither config is read as a golden-values file.
+TEST(RankStreams, ModelConfigsGoWithTheirOwnGoldenValues) {
+  const std::string golden = test::read_file(test::test_data("megatron_golden_excerpt.json"));
+  auto config = [](int hidden) {
+    return fmt::format(
+        "MODEL_ARGS:\n  --num-layers: 32\n  --hidden-size: {}\n  --num-attention-heads: 32\n"
+        "METRICS:\n  - \"iteration-time\"\n  - \"lm loss\"\n",
+        hidden);
+  };
+  Dir one("golden_one");
+  const std::string a = one.write("a__golden_values_dev_dgx_h100.json", golden);
+  one.write("a__model_config.yaml", config(6144));
+  const mfu::Run run = ingest({one.path.string()});
+  EXPECT_EQ(run.format, "megatron-golden");
+  EXPECT_EQ(run.meta.number("hidden").value_or(0), 6144);
+  for (const auto& d : run.diagnostics)
+    EXPECT_EQ(d.message.find("golden-values"), std::string::npos) << d.message;
+  Dir two("golden_two");
+  two.write("a__golden_values_dev_dgx_h100.json", golden);
+  two.write("a__model_config.yaml", config(6144));
+  two.write("b__golden_values_dev_dgx_h100.json", golden);
+  two.write("b__model_config.yaml", config(4096));
+  try {
+    (void)ingest({two.path.string()});
+    ADD_FAILURE() << "two CI cases merged as one job";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hidden: 6144"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace mfu
 
