@@ -112,10 +112,14 @@ void add_trace(const Run& run, Analysis& a) {
 }
 
 void add_notes(const Run& run, const detail::Clock& clock, Analysis& a) {
-  if (run.timing == TimingKind::kSampled)
+  if (run.timing == TimingKind::kSampled && !clock.use)
     a.warnings.push_back(
         "the log times one iteration per line: the iterations between lines are assumed to take "
         "as long (wall time is estimated)");
+  else if (run.timing == TimingKind::kSampled)
+    a.warnings.push_back(
+        "the log times one iteration per line: the step figures are those samples; the wall "
+        "time, and what lies between the lines, come from the lines' timestamps");
   if (!clock.use && known(run.first_timestamp_s) && clock.warnings.empty())
     a.unknowns.push_back("startup and gaps between steps: the iteration lines carry no timestamps");
   if (run.truncated) a.warnings.push_back("the input is cut off: the last records may be missing");
