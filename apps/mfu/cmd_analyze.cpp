@@ -1,5 +1,6 @@
 // `mfu analyze LOG...`: ingest -> analyze -> render.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 
@@ -55,6 +56,18 @@ AnalyzeOptions analyze_options(const ModelFlags& mf, const HardwareFlags& hf, co
   return o;
 }
 
+/// What an untimed run lacks, for the error after its report.
+std::string untimed_message(const Run& run) {
+  const std::string format = run.format.empty() ? "training" : run.format;
+  if (run.iterations.empty())
+    return fmt::format(
+        "the {} log has no step records with a valid time, so there is nothing to judge", format);
+  return fmt::format(
+      "the {} log has {} step records ({}) but no step time in any of them, so there is no MFU "
+      "and no split of the time to report",
+      format, run.iterations.size(), fmt::join(run.fields, ", "));
+}
+
 Runner add_analyze(CLI::App& app, GlobalOptions& g) {
   struct Flags {
     std::vector<std::string> inputs;
@@ -107,6 +120,11 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g) {
     const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, db);
+    // A run without step timing has no MFU and no split: refused, saying what the log lacks.
+    if (a.untimed)
+      throw Error(untimed_message(run),
+                  "'mfu inspect' shows the fields each record carries; the log needs a step time "
+                  "or a throughput per step");
     RenderOptions ro;
     ro.color = out.to_stdout() && use_color(g);
     ro.per_iteration = f->per_iteration;

@@ -177,6 +177,9 @@ struct Analysis {
   double wall_time_s = 0;
   double gpu_hours = 0;
   std::uint64_t iterations_total = 0;
+  /// The run has no timed iteration: the report gives what it can (the log's clock), but
+  /// there is no MFU and no split to judge.
+  bool untimed = false;
   std::uint64_t iterations_analyzed = 0;  ///< steady state
   std::uint64_t warmup_iterations = 0;
   double warmup_time_s = 0;
@@ -255,8 +258,8 @@ struct Analysis {
 };
 
 /// Resolves hardware, model and work from the run and the flags, then computes the numbers
-/// above. Throws mfu::ImpossibleResult when MFU would exceed 100% with the inputs named, and
-/// mfu::Error when the run has no timed iteration at all.
+/// above. Throws mfu::ImpossibleResult when MFU would exceed 100% with the inputs named. A run
+/// with no timed iteration gives an Analysis with `untimed` set.
 [[nodiscard]] Analysis analyze(const Run& run, const AnalyzeOptions& options,
                                const GpuDatabase& db = GpuDatabase::builtin());
 

@@ -66,6 +66,7 @@ Analysis resolved_analysis(const Run& run, const detail::Resolved& r) {
 
 /// No timed record: nothing to split; the report gives the log's wall clock when it has one.
 Analysis untimed_run(const Run& run, Analysis a) {
+  a.untimed = true;
   a.unknowns.insert(a.unknowns.begin(),
                     "per-step timing: the log has no timed iterations, so there is no MFU "
                     "and no waterfall (check the format with 'mfu inspect')");

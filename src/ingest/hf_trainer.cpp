@@ -15,6 +15,7 @@
 #include "ingest/common_meta.hpp"
 #include "ingest/flat_dict.hpp"
 #include "ingest/parser.hpp"
+#include "ingest/progress_bar.hpp"
 #include "ingest/text_scan.hpp"
 #include "text.hpp"
 
@@ -56,42 +57,6 @@ std::optional<double> hms(std::string_view s) {
     s = trim(s);
   }
   return any ? std::optional<double>(total) : std::nullopt;
-}
-
-/// "03:54", "1:02:03" or "159:06:22" (tqdm's elapsed format) -> seconds.
-std::optional<double> clock_time(std::string_view s) {
-  double total = 0;
-  int parts = 0;
-  for (auto part : split(s, ':')) {
-    auto v = parse_double(trim(part));
-    if (!v || *v < 0) return std::nullopt;
-    total = total * 60 + *v;
-    ++parts;
-  }
-  return parts >= 2 && parts <= 3 ? std::optional<double>(total) : std::nullopt;
-}
-
-/// One redraw of a tqdm bar: "| 500/5490 [03:54<39:02,  2.13it/s]".
-struct BarUpdate {
-  double n = 0, total = 0, elapsed_s = 0;
-};
-
-std::optional<BarUpdate> parse_bar(std::string_view t) {
-  const std::size_t open = t.rfind(" [");
-  if (open == std::string_view::npos) return std::nullopt;
-  const std::size_t lt = t.find('<', open), close = t.find(']', open);
-  if (lt == std::string_view::npos || close == std::string_view::npos || lt > close)
-    return std::nullopt;
-  std::string_view counts = t.substr(0, open);
-  const std::size_t bar = counts.rfind('|');
-  if (bar != std::string_view::npos) counts = counts.substr(bar + 1);
-  const auto slash = counts.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  const auto n = parse_double(trim(counts.substr(0, slash)));
-  const auto total = parse_double(trim(counts.substr(slash + 1)));
-  const auto elapsed = clock_time(t.substr(open + 2, lt - open - 2));
-  if (!n || !total || !elapsed || *total <= 0 || *n < 0 || *n > *total) return std::nullopt;
-  return BarUpdate{*n, *total, *elapsed};
 }
 
 class HfTrainerParser : public LineParser {
