@@ -116,24 +116,26 @@ class NemoParser : public LineParser {
     out_.add(it);
   }
 
-  /// Without train_step_timing: the bar's elapsed time since the previous step's redraw over
-  /// the steps between them.
+  /// Without train_step_timing: the bar's elapsed time between the first redraws that show
+  /// this step and the step before, over the steps between them.
   void time_from_bar(Iteration& it, double elapsed_s) {
     if (!known(elapsed_s)) return;
-    if (!known(it.time_s) && known(bar_elapsed_s_) && it.step > bar_step_ &&
-        elapsed_s >= bar_elapsed_s_) {
-      it.time_s = (elapsed_s - bar_elapsed_s_) / static_cast<double>(it.step - bar_step_);
-      out_.field("time");
-    }
     if (it.step != bar_step_) {
+      prev_step_ = bar_step_;
+      prev_elapsed_s_ = bar_elapsed_s_;
       bar_step_ = it.step;
       bar_elapsed_s_ = elapsed_s;
+    }
+    if (!known(it.time_s) && known(prev_elapsed_s_) && it.step > prev_step_ &&
+        bar_elapsed_s_ >= prev_elapsed_s_) {
+      it.time_s = (bar_elapsed_s_ - prev_elapsed_s_) / static_cast<double>(it.step - prev_step_);
+      out_.field("time");
     }
   }
 
   RunBuilder& out_;
-  std::int64_t bar_step_ = -1;
-  double bar_elapsed_s_ = kUnknown;
+  std::int64_t bar_step_ = -1, prev_step_ = -1;
+  double bar_elapsed_s_ = kUnknown, prev_elapsed_s_ = kUnknown;
 };
 
 double sniff(std::string_view head, std::string_view) {

@@ -1,0 +1,116 @@
+// Parsers of issue 14's formats over real excerpts (tests/data/README.md gives their provenance;
+// the folders of ../shared/samples-next are read where they exist): the step times are the ones
+// the lines print.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "mfu/error.hpp"
+#include "mfu/ingest.hpp"
+#include "test_util.hpp"
+
+namespace mfu {
+namespace {
+
+mfu::Run read(const std::string& name) {
+  return ingest({test::test_data(name).string()});
+}
+
+/// A file of ../shared/samples-next/FOLDER whose name starts with `prefix`; empty when absent.
+std::string next_sample(const std::string& folder, const std::string& prefix) {
+  const auto root = test::samples_next_dir();
+  if (root.empty() || !std::filesystem::is_directory(root / folder)) return "";
+  for (const auto& e : std::filesystem::directory_iterator(root / folder))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
+  return "";
+}
+
+// NeMo 2 (NVIDIA-BioNeMo/bionemo-recipes PR #740): six consecutive logged steps, each printing
+// train_step_timing in s; global_batch_size 1.
+TEST(NemoParser, ReadsNemo2StepLines) {
+  const mfu::Run r = read("nemo2_bionemo_steps.log");
+  EXPECT_EQ(r.format, "nemo");
+  ASSERT_EQ(r.iterations.size(), 6u);
+  const double printed[] = {0.03146, 0.03163, 0.03215, 0.03157, 0.0317, 0.03147};
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(r.iterations[i].step, 120 + static_cast<std::int64_t>(i));
+    EXPECT_DOUBLE_EQ(r.iterations[i].time_s, printed[i]);
+    EXPECT_DOUBLE_EQ(r.iterations[i].samples, 1);
+  }
+  EXPECT_NEAR(r.iterations[0].loss, 1.233, 1e-6);
+}
+
+// The dgxc-benchmarking lines (samples-next/nemo2 PROVENANCE): iteration 49/49 prints
+// train_step_timing 12.39 s (Llama 3.1, GBS 128) and 2.693 s (Nemotron, GBS 256).
+TEST(NemoParser, ReadsTheBenchmarkRecipesLines) {
+  for (const auto& [prefix, seconds, gbs] :
+       {std::tuple{"NVIDIA_dgxc-benchmarking_v25.04.01_llama3.1", 12.39, 128.0},
+        std::tuple{"NVIDIA_dgxc-benchmarking_v25.04.01_nemotron", 2.693, 256.0}}) {
+    const std::string path = next_sample("nemo2", prefix);
+    if (path.empty()) GTEST_SKIP() << "../shared/samples-next/nemo2 is not here";
+    const mfu::Run r = ingest({path});
+    EXPECT_EQ(r.format, "nemo");
+    ASSERT_EQ(r.iterations.size(), 1u);
+    EXPECT_EQ(r.iterations[0].step, 49);
+    EXPECT_DOUBLE_EQ(r.iterations[0].time_s, seconds);
+    EXPECT_DOUBLE_EQ(r.iterations[0].samples, gbs);
+  }
+}
+
+// NeMo 1 (Lightning's bar, samples-next/nemo1): "50/50 [31:51<00:00, reduced_train_loss=6.130,
+// global_step=50.0, ..., train_step_timing in s=5.900, ...]" and Grok-1's global_step=49.00 at
+// 24.00 s.
+TEST(NemoParser, ReadsNemo1ProgressBars) {
+  for (const auto& [prefix, step, seconds] :
+       {std::tuple{"NVIDIA_dgxc-benchmarking_v25.04.01_nemo_megatron_175b", 50, 5.9},
+        std::tuple{"NVIDIA_dgxc-benchmarking_v25.04.01_grok1", 49, 24.0}}) {
+    const std::string path = next_sample("nemo1", prefix);
+    if (path.empty()) GTEST_SKIP() << "../shared/samples-next/nemo1 is not here";
+    const mfu::Run r = ingest({path});
+    EXPECT_EQ(r.format, "nemo");
+    ASSERT_EQ(r.iterations.size(), 1u);
+    EXPECT_EQ(r.iterations[0].step, step);
+    EXPECT_DOUBLE_EQ(r.iterations[0].time_s, seconds);
+  }
+}
+
+// A redrawn Lightning bar (carriage returns) with the metrics of the last logged step: the
+// redraws of one global_step are one record, the last redraw's. Without train_step_timing the
+// bar's elapsed clock times the steps: 10 steps from 00:20 to 00:40 are 2 s each.
+TEST(NemoParser, RedrawsOfOneStepAreOneRecordAndTheClockTimesUntimedBars) {
+  std::string text;
+  for (int n = 10; n <= 30; n += 10) {
+    for (int redraw = 0; redraw < 3; ++redraw)
+      text += fmt::format(
+          "Epoch 0: : {}%|###| {}/100 [00:{:02}<01:00, reduced_train_loss=2.0, "
+          "global_step={}.0, consumed_samples={}.0]\r",
+          n, n, 2 * n, n, n * 8);
+  }
+  const mfu::Run r = ingest_text(text + "\n", "nemo1.log");
+  EXPECT_EQ(r.format, "nemo");
+  ASSERT_EQ(r.iterations.size(), 3u);
+  EXPECT_TRUE(std::isnan(r.iterations[0].time_s));  // nothing before it to time it by
+  EXPECT_DOUBLE_EQ(r.iterations[1].time_s, 2.0);
+  EXPECT_DOUBLE_EQ(r.iterations[2].time_s, 2.0);
+}
+
+// NeMo 2 without its timing callback (samples-next/nemo2, NVIDIA-NeMo/Speech PR #10128): steps
+// 0..8 with loss and consumed samples but no time. Read, and then refused by analyze (no step
+// time: nothing to judge) — the CLI test checks the exit code.
+TEST(NemoParser, LinesWithoutTimingAreRecordsWithoutTime) {
+  const std::string path = next_sample("nemo2", "NVIDIA-NeMo_Speech_pr10128");
+  if (path.empty()) GTEST_SKIP() << "../shared/samples-next/nemo2 is not here";
+  const mfu::Run r = ingest({path});
+  EXPECT_EQ(r.format, "nemo");
+  ASSERT_EQ(r.iterations.size(), 9u);
+  for (std::size_t i = 0; i < r.iterations.size(); ++i)
+    EXPECT_TRUE(std::isnan(r.iterations[i].time_s));
+  const auto result = test::run_mfu("analyze " + test::shell_quote(path));
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("no step time"), std::string::npos) << result.err;
+  EXPECT_TRUE(result.out.empty());
+}
+
+}  // namespace
+}  // namespace mfu
