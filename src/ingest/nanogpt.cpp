@@ -6,7 +6,10 @@
 //     excess over the previous sample is the evaluation's duration, and the record keeps the
 //     typical time (else the interval would multiply the evaluation by log_interval).
 //   llm.c        "step    1/19560 | train loss 11.0091 | norm 15.4446 | lr 8.57e-07 |
-//                 (1234.56 ms | 34.5% bf16 MFU | 425093 tok/s)"
+//                 (1234.56 ms | 34.5% bf16 MFU | 425093 tok/s)"  (one iteration per line; its
+//                 ports print the same fields without the parentheses)
+//   llama2.c     "510 | loss 1.2345 | lr 5.000000e-04 | 8175.64ms | mfu 0.19%"  (train.py, every
+//                 log_interval: the one iteration just run, as nanoGPT)
 //   modded-nanogpt "step:11/6200 train_loss:6.6933 train_time:214ms step_avg:nanms"
 //                  (train_time is cumulative and restarts at step 10; validation is not timed)
 #include <fmt/format.h>
@@ -18,6 +21,18 @@
 
 namespace mfu::detail {
 namespace {
+
+/// llama2.c train.py: "510 | loss 1.2345 | lr 5.000000e-04 | 8175.64ms | mfu 0.19%".
+bool llama2c_line(std::string_view t) {
+  std::string_view s = t;
+  const auto step = take_number(s);
+  return step && starts_with(s, " | loss ") && contains(s, "ms |");
+}
+
+/// llm.c and its ports: "step 10/74 | loss ... | 36.58 ms | ..." with a time in ms.
+bool llmc_line(std::string_view t) {
+  return starts_with(t, "step ") && contains(t, "| lr ") && contains(t, " ms");
+}
 
 class NanoGptParser : public LineParser {
  public:
@@ -34,8 +49,8 @@ class NanoGptParser : public LineParser {
       modded_line(t, number);
       return;
     }
-    if (starts_with(t, "step ") && contains(t, "|")) {
-      llmc_line(t, number);
+    if ((starts_with(t, "step ") && contains(t, "|")) || llama2c_line(t)) {
+      pipe_fields_line(t, number);
       return;
     }
     if (starts_with(t, "step ") && contains(t, "val loss")) {
@@ -123,8 +138,11 @@ class NanoGptParser : public LineParser {
     it.time_s = typical;
   }
 
-  void llmc_line(std::string_view t, std::uint64_t number) {
-    std::string_view s = t.substr(5);
+  /// llm.c "step 10/74 | loss 3.2 | norm 1.1 | lr 3e-04 | (36.58 ms | 9.2% bf16 MFU | 112241
+  /// tok/s)" (the parentheses are optional: ports print without them) and llama2.c "510 | loss
+  /// 1.2345 | lr 5e-04 | 8175.64ms | mfu 0.19%": '|'-separated fields after the step counter.
+  void pipe_fields_line(std::string_view t, std::uint64_t number) {
+    std::string_view s = starts_with(t, "step ") ? t.substr(5) : t;
     auto step = take_number(s);
     if (!step) return;
     s = trim(s);
@@ -135,28 +153,39 @@ class NanoGptParser : public LineParser {
     Iteration it;
     it.step = as_step(*step);
     it.line = static_cast<std::uint32_t>(number);
-    if (auto v = number_after(t, "train loss")) it.loss = *v;
-    const std::size_t open = t.find('(');
-    if (open == std::string_view::npos) return;  // a non-timed line
-    std::string_view inner = t.substr(open + 1);
-    auto ms = take_number(inner);
-    if (!ms || *ms <= 0) {
-      out_.malformed(number,
-                     fmt::format("step {}: cannot read the step time in milliseconds", it.step));
-      return;
-    }
-    it.time_s = *ms / 1000.0;
-    for (auto part : split(inner, '|')) {
+    double tok_per_s = kUnknown;
+    for (auto part : split(t, '|')) {
       std::string_view p = trim(part);
-      if (contains(p, "MFU")) {
-        std::string_view q = p;
+      while (!p.empty() && (p.front() == '(' || p.front() == ')')) p.remove_prefix(1);
+      while (!p.empty() && (p.back() == '(' || p.back() == ')')) p.remove_suffix(1);
+      std::string_view q = trim(p);
+      if (starts_with(p, "loss ") || starts_with(p, "train loss ")) {
+        q = p.substr(p.find("loss ") + 5);
+        if (auto v = take_number(q)) it.loss = *v;
+      } else if (starts_with(p, "mfu ")) {
+        q = p.substr(4);
+        if (auto v = take_number(q)) it.reported_mfu = *v / 100.0;
+      } else if (contains(p, "MFU")) {
         if (auto v = take_number(q)) it.reported_mfu = *v / 100.0;
         if (contains(p, "bf16")) out_.meta("dtype", "bf16", number, false);
       } else if (contains(p, "tok/s")) {
-        std::string_view q = p;
-        if (auto v = take_number(q)) it.tokens = *v * it.time_s;
+        if (auto v = take_number(q)) tok_per_s = *v;
+      } else if (ends_with(p, "ms")) {
+        auto v = take_number(q);
+        if (v && trim(q) == "ms") {
+          if (!(*v > 0)) {
+            out_.malformed(number,
+                           fmt::format("step {}: step time {} ms is not positive", it.step, *v));
+            return;
+          }
+          it.time_s = *v / 1000.0;
+        }
       }
     }
+    if (!known(it.time_s)) return;  // a non-timed line (llm.c's validation)
+    if (known(tok_per_s)) it.tokens = tok_per_s * it.time_s;
+    if (known(it.reported_mfu) && it.reported_mfu < 0) it.reported_mfu = kUnknown;  // -100%
+    take_evaluation_out(it);
     out_.add(it);
   }
 
@@ -230,6 +259,8 @@ double sniff(std::string_view head, std::string_view) {
     else if (starts_with(l, "step:") && contains(l, "train_time:"))
       score += 1;
     else if (starts_with(l, "step ") && contains(l, "train loss") && contains(l, "ms"))
+      score += 1;
+    else if (llmc_line(l) || llama2c_line(l))
       score += 1;
     if (score > 100) break;
   }

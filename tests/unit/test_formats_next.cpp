@@ -112,5 +112,40 @@ TEST(NemoParser, LinesWithoutTimingAreRecordsWithoutTime) {
   EXPECT_TRUE(result.out.empty());
 }
 
+// llama2.c train.py (karpathy/llama2.c issue #461): every 10 iterations the time of the one just
+// run; the iteration after each evaluation ran it too. By hand: iter 500 prints 870067.53 ms
+// against 8060.78 ms for iter 490, so the evaluation at 500 took 862.00675 s and the record keeps
+// 8.06078 s; at 600, 867500.58 - 7949.49 ms = 859.55109 s.
+TEST(Llama2cParser, ReadsTrainPyLinesAndTakesTheEvaluationsOut) {
+  const mfu::Run r = read("llama2c_tinystories_mps.log");
+  EXPECT_EQ(r.format, "nanogpt");
+  ASSERT_EQ(r.iterations.size(), 17u);
+  EXPECT_EQ(r.iterations[0].step, 490);
+  EXPECT_DOUBLE_EQ(r.iterations[0].time_s, 8.06078);
+  EXPECT_NEAR(r.iterations[0].reported_mfu, 0.0021, 1e-7);  // stored as float
+  EXPECT_DOUBLE_EQ(r.iterations[1].time_s, 8.06078);  // iter 500 without its evaluation
+  std::vector<double> evals;
+  for (const auto& e : r.events)
+    if (e.kind == EventKind::kEval) evals.push_back(e.duration_s);
+  ASSERT_EQ(evals.size(), 2u);
+  EXPECT_NEAR(evals[0], 862.00675, 1e-6);
+  EXPECT_NEAR(evals[1], 859.55109, 1e-6);
+}
+
+// llm.c's AMD port (samples-next/llama2c, anthonix/llm.c issue #2): the fields without llm.c's
+// parentheses, loss nan. Step 10: 36.58 ms, 9.2% bf16 MFU, 112241 tok/s (4105.8 tokens).
+TEST(Llama2cParser, ReadsLlmcPortLinesWithoutParentheses) {
+  const std::string path = next_sample("llama2c", "anthonix_llm.c");
+  if (path.empty()) GTEST_SKIP() << "../shared/samples-next/llama2c is not here";
+  const mfu::Run r = ingest({path});
+  EXPECT_EQ(r.format, "nanogpt");
+  ASSERT_EQ(r.iterations.size(), 11u);
+  EXPECT_EQ(r.iterations[0].step, 10);
+  EXPECT_DOUBLE_EQ(r.iterations[0].time_s, 0.03658);
+  EXPECT_NEAR(r.iterations[0].reported_mfu, 0.092, 1e-7);
+  EXPECT_NEAR(r.iterations[0].tokens, 112241 * 0.03658, 1e-6);
+  EXPECT_DOUBLE_EQ(r.iterations[10].time_s, 0.03674);
+}
+
 }  // namespace
 }  // namespace mfu
