@@ -416,7 +416,8 @@ const std::vector<const FormatSpec*>& format_registry() {
       &hf_trainer_state_format(), &metadata_format(),      &native_jsonl_format(),
       &native_csv_format(),       &lightning_csv_format(), &torchtitan_format(),
       &maxtext_format(),          &deepspeed_format(),     &megatron_format(),
-      &nanogpt_format(),          &nemo_format(),          &hf_trainer_format()};
+      &nanogpt_format(),          &nemo_format(),          &nanotron_format(),
+      &hf_trainer_format()};
   return registry;
 }
 

@@ -147,6 +147,7 @@ const FormatSpec& lightning_csv_format();
 const FormatSpec& kineto_format();
 const FormatSpec& metadata_format();
 const FormatSpec& nemo_format();
+const FormatSpec& nanotron_format();
 
 /// Post-processing shared by every format: merges per-rank duplicates of one step, finds
 /// restarts (the step counter goes back), sets how many iterations each record stands for,

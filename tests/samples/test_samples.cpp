@@ -168,6 +168,7 @@ TEST(Samples, ImpossiblePrintedMfuIsNotTrusted) {
 const std::map<std::string, std::set<std::string>>& landed_next_folders() {
   static const std::map<std::string, std::set<std::string>> m = {
       {"llama2c", {"nanogpt"}},  // llama2.c, llm.c and nanoGPT share one parser
+      {"nanotron", {"nanotron"}},
       {"nemo1", {"nemo"}},
       {"nemo2", {"nemo"}},
   };

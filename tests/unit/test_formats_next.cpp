@@ -123,7 +123,7 @@ TEST(Llama2cParser, ReadsTrainPyLinesAndTakesTheEvaluationsOut) {
   EXPECT_EQ(r.iterations[0].step, 490);
   EXPECT_DOUBLE_EQ(r.iterations[0].time_s, 8.06078);
   EXPECT_NEAR(r.iterations[0].reported_mfu, 0.0021, 1e-7);  // stored as float
-  EXPECT_DOUBLE_EQ(r.iterations[1].time_s, 8.06078);  // iter 500 without its evaluation
+  EXPECT_DOUBLE_EQ(r.iterations[1].time_s, 8.06078);        // iter 500 without its evaluation
   std::vector<double> evals;
   for (const auto& e : r.events)
     if (e.kind == EventKind::kEval) evals.push_back(e.duration_s);
@@ -145,6 +145,49 @@ TEST(Llama2cParser, ReadsLlmcPortLinesWithoutParentheses) {
   EXPECT_NEAR(r.iterations[0].reported_mfu, 0.092, 1e-7);
   EXPECT_NEAR(r.iterations[0].tokens, 112241 * 0.03658, 1e-6);
   EXPECT_DOUBLE_EQ(r.iterations[10].time_s, 0.03674);
+}
+
+// nanotron (huggingface/nanotron issue #390): "elapsed_time_per_iteration_ms: 11.5K" is 11.5 s;
+// tokens_per_sec 22.8K over tokens_per_sec_per_gpu 11.4K is 2 GPUs; model_tflops_per_gpu 38.3.
+// By hand: tokens per step 22800 x 11.5 = 262200; the lines' own clock (16:31:56 to 16:32:30,
+// 34 s for 3 steps, 11.3 s each) agrees with the printed time.
+TEST(NanotronParser, ReadsHumanFormatNumbersAndTheGpuCount) {
+  const mfu::Run r = read("nanotron_issue390_steps.log");
+  EXPECT_EQ(r.format, "nanotron");
+  ASSERT_EQ(r.iterations.size(), 4u);
+  EXPECT_EQ(r.iterations[0].step, 327281);
+  EXPECT_DOUBLE_EQ(r.iterations[0].time_s, 11.5);
+  EXPECT_DOUBLE_EQ(r.iterations[0].samples, 64);
+  EXPECT_NEAR(r.iterations[0].tokens, 262200, 1e-6);
+  EXPECT_NEAR(r.iterations[0].reported_flops_per_gpu, 38.3e12, 1e6);
+  EXPECT_EQ(r.meta.number("gpus").value_or(0), 2);
+  EXPECT_EQ(r.meta.number("train_iters").value_or(0), 378950);
+  EXPECT_NEAR(r.iterations[3].timestamp_s - r.iterations[0].timestamp_s, 34, 1e-9);
+}
+
+// The other two nanotron sources (samples-next/nanotron PROVENANCE): PR #23's tiny run, 45 ms,
+// 41.2 ms, 39.4 ms on 8 GPUs (14.2K / 1.78K); issue #233's resumed iteration 12001 under a Slurm
+// prefix, 28.2K ms on 32 GPUs (74.5K / 2.33K) at 26.7 TFLOP/s per GPU.
+TEST(NanotronParser, ReadsTheSamplesWithTheirPrefixes) {
+  const std::string tiny = next_sample("nanotron", "huggingface_nanotron_pr23");
+  const std::string resumed = next_sample("nanotron", "huggingface_nanotron_issue233");
+  if (tiny.empty() || resumed.empty())
+    GTEST_SKIP() << "../shared/samples-next/nanotron is not here";
+  const mfu::Run a = ingest({tiny});
+  EXPECT_EQ(a.format, "nanotron");
+  ASSERT_EQ(a.iterations.size(), 3u);
+  EXPECT_DOUBLE_EQ(a.iterations[0].time_s, 0.045);
+  EXPECT_DOUBLE_EQ(a.iterations[1].time_s, 0.0412);
+  EXPECT_DOUBLE_EQ(a.iterations[2].time_s, 0.0394);
+  EXPECT_EQ(a.meta.number("gpus").value_or(0), 8);
+  const mfu::Run b = ingest({resumed});
+  EXPECT_EQ(b.format, "nanotron");
+  ASSERT_EQ(b.iterations.size(), 1u);
+  EXPECT_EQ(b.iterations[0].step, 12001);
+  EXPECT_EQ(b.iterations[0].rank, 0);
+  EXPECT_DOUBLE_EQ(b.iterations[0].time_s, 28.2);
+  EXPECT_EQ(b.meta.number("gpus").value_or(0), 32);
+  EXPECT_NEAR(b.iterations[0].reported_flops_per_gpu, 26.7e12, 1e6);
 }
 
 }  // namespace

@@ -265,12 +265,16 @@ void expect_same_run(const Run& base, const Run& got, const PrefixKind& kind) {
 }
 
 const char* const kTextExcerpts[] = {
-    "megatron_megads_excerpt.log",    "megatron_lm_issue756.log",       "megatron_bert_timers.log",
-    "megatron_ds_tflops_excerpt.log", "torchtitan_excerpt.log",         "hf_loss_dicts.log",
-    "msswift_stdout_excerpt.log",     "deepspeed_microstep_timers.log", "deepspeed_gptneox.log",
-    "dschat_throughput_excerpt.log",  "dschat_rlhf_excerpt.log",        "nanogpt_mfu.log",
-    "modded_nanogpt_excerpt.txt",     "mlperf_llama2_lora_h200.txt",    "maxtext_steps.log",
-    "native_excerpt.jsonl",
+    "megatron_megads_excerpt.log", "megatron_lm_issue756.log",
+    "megatron_bert_timers.log",    "megatron_ds_tflops_excerpt.log",
+    "torchtitan_excerpt.log",      "hf_loss_dicts.log",
+    "msswift_stdout_excerpt.log",  "deepspeed_microstep_timers.log",
+    "deepspeed_gptneox.log",       "dschat_throughput_excerpt.log",
+    "dschat_rlhf_excerpt.log",     "nanogpt_mfu.log",
+    "modded_nanogpt_excerpt.txt",  "mlperf_llama2_lora_h200.txt",
+    "maxtext_steps.log",           "native_excerpt.jsonl",
+    "nemo2_bionemo_steps.log",     "nanotron_issue390_steps.log",
+    "llama2c_tinystories_mps.log",
 };
 
 TEST(LineLayerMatrix, EveryTextFormatReadsTheSameUnderEveryPrefix) {
