@@ -184,7 +184,7 @@ const std::vector<Target>& targets() {
     std::vector<Target> t;
     for (const char* f : {"", "native", "native-csv", "megatron", "megatron-golden", "torchtitan",
                           "hf-trainer", "hf-trainer-state", "deepspeed", "nanogpt", "mlperf",
-                          "maxtext", "lightning-csv", "kineto", "metadata"}) {
+                          "maxtext", "lightning-csv", "kineto", "metadata", "nemo", "nanotron"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';
