@@ -288,34 +288,34 @@ std::vector<std::string> companions(const std::string& path) {
   return out;
 }
 
-constexpr std::size_t kNoOwner = static_cast<std::size_t>(-1);
-
-/// For each input, the index of the log it is a companion of (its system.json or
-/// model_config.yaml), or kNoOwner. A directory of several runs then gives each run its own
-/// model and hardware, not every run the union of all of them.
-std::vector<std::size_t> companion_owners(const std::vector<std::string>& files) {
-  std::vector<std::size_t> owners(files.size(), kNoOwner);
+/// For each input, the logs it is a companion of (its system.json or model_config.yaml; MLPerf's
+/// results of one system share one system.json). A directory of several runs then gives each
+/// run its own model and hardware, not every run the union of all of them.
+std::vector<std::vector<std::size_t>> companion_owners(const std::vector<std::string>& files) {
+  std::vector<std::vector<std::size_t>> owners(files.size());
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < files.size(); ++i) index.emplace(files[i], i);
   for (std::size_t i = 0; i < files.size(); ++i) {
     for (const auto& c : companions(files[i])) {
       const auto it = index.find(c);
-      if (it != index.end() && it->second != i && owners[it->second] == kNoOwner)
-        owners[it->second] = i;
+      if (it != index.end() && it->second != i) owners[it->second].push_back(i);
     }
   }
   return owners;
 }
 
-/// Moves each companion's metadata into its log's run (the log's own lines win) and leaves
-/// the companion as an empty run that the merge skips.
-void attach_companions(std::vector<Run>& runs, const std::vector<std::size_t>& owners) {
+/// Copies each companion's metadata into its logs' runs (a log's own lines win) and leaves the
+/// companion as an empty run that the merge skips.
+void attach_companions(std::vector<Run>& runs,
+                       const std::vector<std::vector<std::size_t>>& owners) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (owners[i] == kNoOwner || runs[i].format != "metadata") continue;
-    Run& log = runs[owners[i]];
-    log.meta.fill_from(runs[i].meta);
-    log.inputs.push_back(runs[i].inputs.front());
-    for (auto& d : runs[i].diagnostics) log.diagnostics.push_back(std::move(d));
+    if (owners[i].empty() || runs[i].format != "metadata") continue;
+    for (const std::size_t o : owners[i]) {
+      runs[o].meta.fill_from(runs[i].meta);
+      runs[o].inputs.push_back(runs[i].inputs.front());
+    }
+    Run& first = runs[owners[i].front()];
+    for (auto& d : runs[i].diagnostics) first.diagnostics.push_back(std::move(d));
     runs[i] = Run{};
     runs[i].format = "companion";
   }
@@ -331,7 +331,7 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
   if (files.size() == 1) {
     for (const auto& c : companions(files.front())) files.push_back(c);
   }
-  const std::vector<std::size_t> owners = companion_owners(files);
+  const auto owners = companion_owners(files);
   if (files.size() > 65000) throw Error("too many input files (more than 65000)");
   std::vector<Run> runs(files.size());
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());

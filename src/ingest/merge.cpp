@@ -31,7 +31,7 @@ void note(Run& run, std::string message) {
 /// Metadata that two inputs of one job cannot disagree on.
 constexpr const char* kSameJobNumbers[] = {"gpus",  "layers", "hidden", "heads",
                                            "vocab", "tp",     "pp",     "seq_len"};
-constexpr const char* kSameJobTexts[] = {"gpu_name", "model_name"};
+constexpr const char* kSameJobTexts[] = {"gpu_name", "model_name", "benchmark"};  // MLPerf
 
 std::string meta_text(const MetaValue& v) {
   if (const auto* d = std::get_if<double>(&v.value)) return fmt::format("{:g}", *d);

@@ -365,6 +365,24 @@ TEST(RankStreams, ModelConfigsGoWithTheirOwnGoldenValues) {
   }
 }
 
+// Two MLPerf results of one system, one of them another benchmark (its submission_benchmark
+// says bert): two jobs, refused; the same benchmark twice is one job's two runs, read.
+TEST(RankStreams, MlperfResultsOfDifferentBenchmarksAreRefused) {
+  const std::string lora = test::read_file(test::test_data("mlperf_llama2_lora_h200.txt"));
+  std::string bert = lora;
+  const std::string name = "\"value\": \"llama2_70b_lora\"";
+  bert.replace(bert.find(name), name.size(), "\"value\": \"bert\"");
+  Dir dir("mlperf_two");
+  dir.write("x_llama2_70b_lora_result_0.txt", lora);
+  dir.write("x_bert_result_0.txt", bert);
+  try {
+    (void)ingest({dir.path.string()});
+    ADD_FAILURE() << "two benchmarks merged as one job";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("benchmark"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace mfu
 
