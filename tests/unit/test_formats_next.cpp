@@ -48,7 +48,8 @@ TEST(NemoParser, ReadsTheBenchmarkRecipesLines) {
        {std::tuple{"NVIDIA_dgxc-benchmarking_v25.04.01_llama3.1", 12.39, 128.0},
         std::tuple{"NVIDIA_dgxc-benchmarking_v25.04.01_nemotron", 2.693, 256.0}}) {
     const std::string path = next_sample("nemo2", prefix);
-    if (path.empty()) GTEST_SKIP() << "../shared/samples-next/nemo2 is not here";
+    if (path.empty())
+      MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nemo2 is not here");
     const mfu::Run r = ingest({path});
     EXPECT_EQ(r.format, "nemo");
     ASSERT_EQ(r.iterations.size(), 1u);
@@ -66,7 +67,8 @@ TEST(NemoParser, ReadsNemo1ProgressBars) {
        {std::tuple{"NVIDIA_dgxc-benchmarking_v25.04.01_nemo_megatron_175b", 50, 5.9},
         std::tuple{"NVIDIA_dgxc-benchmarking_v25.04.01_grok1", 49, 24.0}}) {
     const std::string path = next_sample("nemo1", prefix);
-    if (path.empty()) GTEST_SKIP() << "../shared/samples-next/nemo1 is not here";
+    if (path.empty())
+      MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nemo1 is not here");
     const mfu::Run r = ingest({path});
     EXPECT_EQ(r.format, "nemo");
     ASSERT_EQ(r.iterations.size(), 1u);
@@ -100,7 +102,8 @@ TEST(NemoParser, RedrawsOfOneStepAreOneRecordAndTheClockTimesUntimedBars) {
 // time: nothing to judge) — the CLI test checks the exit code.
 TEST(NemoParser, LinesWithoutTimingAreRecordsWithoutTime) {
   const std::string path = next_sample("nemo2", "NVIDIA-NeMo_Speech_pr10128");
-  if (path.empty()) GTEST_SKIP() << "../shared/samples-next/nemo2 is not here";
+  if (path.empty())
+    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nemo2 is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "nemo");
   ASSERT_EQ(r.iterations.size(), 9u);
@@ -136,7 +139,8 @@ TEST(Llama2cParser, ReadsTrainPyLinesAndTakesTheEvaluationsOut) {
 // parentheses, loss nan. Step 10: 36.58 ms, 9.2% bf16 MFU, 112241 tok/s (4105.8 tokens).
 TEST(Llama2cParser, ReadsLlmcPortLinesWithoutParentheses) {
   const std::string path = next_sample("llama2c", "anthonix_llm.c");
-  if (path.empty()) GTEST_SKIP() << "../shared/samples-next/llama2c is not here";
+  if (path.empty())
+    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/llama2c is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "nanogpt");
   ASSERT_EQ(r.iterations.size(), 11u);
@@ -172,7 +176,7 @@ TEST(NanotronParser, ReadsTheSamplesWithTheirPrefixes) {
   const std::string tiny = next_sample("nanotron", "huggingface_nanotron_pr23");
   const std::string resumed = next_sample("nanotron", "huggingface_nanotron_issue233");
   if (tiny.empty() || resumed.empty())
-    GTEST_SKIP() << "../shared/samples-next/nanotron is not here";
+    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nanotron is not here");
   const mfu::Run a = ingest({tiny});
   EXPECT_EQ(a.format, "nanotron");
   ASSERT_EQ(a.iterations.size(), 3u);
