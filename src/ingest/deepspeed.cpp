@@ -334,10 +334,6 @@ double sniff(std::string_view head, std::string_view) {
   return strong + weak;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<DeepSpeedParser>(out);
-}
-
 }  // namespace
 
 const FormatSpec& deepspeed_format() {
@@ -345,7 +341,7 @@ const FormatSpec& deepspeed_format() {
       "deepspeed",
       "DeepSpeed engine timers, GPT-NeoX, DeepSpeed-Chat throughput and RLHF lines, flops profiler",
       sniff,
-      make,
+      make_line_parser<DeepSpeedParser>,
       nullptr,
       nullptr,
       0,

@@ -286,10 +286,6 @@ double sniff(std::string_view head, std::string_view) {
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<HfTrainerParser>(out);
-}
-
 }  // namespace
 
 const FormatSpec& hf_trainer_format() {
@@ -297,7 +293,7 @@ const FormatSpec& hf_trainer_format() {
       "hf-trainer",
       "Hugging Face Trainer dict lines ({'loss': ...}, train_runtime), ms-swift logging.jsonl",
       sniff,
-      make,
+      make_line_parser<HfTrainerParser>,
       nullptr,
       nullptr,
       0,

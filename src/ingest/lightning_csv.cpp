@@ -139,10 +139,6 @@ double sniff(std::string_view head, std::string_view filename) {
   return score >= 2 ? score : 0;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<LightningCsvParser>(out);
-}
-
 }  // namespace
 
 const FormatSpec& lightning_csv_format() {
@@ -150,7 +146,7 @@ const FormatSpec& lightning_csv_format() {
       "lightning-csv",
       "PyTorch Lightning CSVLogger metrics.csv (with ThroughputMonitor columns when present)",
       sniff,
-      make,
+      make_line_parser<LightningCsvParser>,
       nullptr,
       nullptr,
       0,

@@ -104,16 +104,12 @@ double sniff(std::string_view head, std::string_view) {
   return n * 3.0;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<MaxTextParser>(out);
-}
-
 }  // namespace
 
 const FormatSpec& maxtext_format() {
   static const FormatSpec spec{
       "maxtext", "MaxText 'completed step: N, seconds: X, TFLOP/s/device: ...' lines",
-      sniff,     make,
+      sniff,     make_line_parser<MaxTextParser>,
       nullptr,   nullptr,
       0,         TimingKind::kPerIteration};
   return spec;

@@ -303,10 +303,6 @@ double sniff(std::string_view head, std::string_view) {
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<MegatronParser>(out);
-}
-
 /// An iteration line closes the timer block before it, and the parser's state (the previous
 /// iteration and consumed samples) is rebuilt by replaying the iteration line before a cut.
 bool record_start(std::string_view line) {
@@ -321,7 +317,7 @@ const FormatSpec& megatron_format() {
       "megatron",
       "Megatron-LM / Megatron-DeepSpeed / NeMo text logs (iteration lines, arguments, timers)",
       sniff,
-      make,
+      make_line_parser<MegatronParser>,
       nullptr,
       nullptr,
       0,

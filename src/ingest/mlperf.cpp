@@ -210,16 +210,12 @@ double sniff(std::string_view head, std::string_view) {
   return n * 3.0;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<MlperfParser>(out);
-}
-
 }  // namespace
 
 const FormatSpec& mlperf_format() {
   static const FormatSpec spec{
       "mlperf", "MLPerf Training :::MLLOG result logs (with :::SYSJSON or *_system.json)",
-      sniff,    make,
+      sniff,    make_line_parser<MlperfParser>,
       nullptr,  nullptr,
       0,        TimingKind::kAveraged};
   return spec;

@@ -247,28 +247,12 @@ class NanoGptParser : public LineParser {
 };
 
 double sniff(std::string_view head, std::string_view) {
-  double score = 0;
-  std::size_t pos = 0;
-  while (pos < head.size()) {
-    std::size_t nl = head.find('\n', pos);
-    if (nl == std::string_view::npos) nl = head.size();
-    std::string_view l = trim(head.substr(pos, nl - pos));
-    pos = nl + 1;
-    if (starts_with(l, "iter ") && contains(l, ": loss") && contains(l, "time"))
-      score += 1;
-    else if (starts_with(l, "step:") && contains(l, "train_time:"))
-      score += 1;
-    else if (starts_with(l, "step ") && contains(l, "train loss") && contains(l, "ms"))
-      score += 1;
-    else if (llmc_line(l) || llama2c_line(l))
-      score += 1;
-    if (score > 100) break;
-  }
-  return score;
-}
-
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<NanoGptParser>(out);
+  return score_lines(head, [](std::string_view l) {
+    const bool nanogpt = starts_with(l, "iter ") && contains(l, ": loss") && contains(l, "time");
+    const bool modded = starts_with(l, "step:") && contains(l, "train_time:");
+    const bool llmc_old = starts_with(l, "step ") && contains(l, "train loss") && contains(l, "ms");
+    return nanogpt || modded || llmc_old || llmc_line(l) || llama2c_line(l) ? 1.0 : 0.0;
+  });
 }
 
 }  // namespace
@@ -276,7 +260,7 @@ std::unique_ptr<LineParser> make(RunBuilder& out) {
 const FormatSpec& nanogpt_format() {
   static const FormatSpec spec{
       "nanogpt", "nanoGPT 'iter N: loss, time, mfu', llm.c 'step N/M | ...', modded-nanogpt",
-      sniff,     make,
+      sniff,     make_line_parser<NanoGptParser>,
       nullptr,   nullptr,
       0,         TimingKind::kSampled};
   return spec;

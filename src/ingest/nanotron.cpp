@@ -13,12 +13,15 @@
 
 #include "ingest/common_meta.hpp"
 #include "ingest/parser.hpp"
+#include "ingest/text_scan.hpp"
 #include "text.hpp"
 
 namespace mfu::detail {
 namespace {
 
-/// nanotron's human format: "634K", "1.02K", "25.2G", "547M", "45" -> the number.
+/// nanotron's human format: "634K", "1.02K", "547M", "45" -> the number. nanotron's
+/// logging.py human_format prints 3 significant digits and the suffixes "", K, M, B, T, P, E
+/// (base 1000); the logs of 2024 print G where later ones print B.
 std::optional<double> si_number(std::string_view s) {
   std::string_view t = trim(s);
   const auto v = take_number(t);
@@ -29,19 +32,25 @@ std::optional<double> si_number(std::string_view s) {
   switch (t[0]) {
     case 'K': return *v * 1e3;
     case 'M': return *v * 1e6;
+    case 'B':
     case 'G': return *v * 1e9;
     case 'T': return *v * 1e12;
     case 'P': return *v * 1e15;
+    case 'E': return *v * 1e18;
     default: return std::nullopt;
   }
 }
 
+/// The value of "| key: value |" in `t` (the key whole: "tokens_per_sec" is not
+/// "tokens_per_sec_per_gpu").
 std::optional<double> field(std::string_view t, std::string_view key) {
-  const std::string needle = fmt::format("| {}: ", key);
-  const std::size_t p = t.find(needle);
-  if (p == std::string_view::npos) return std::nullopt;
-  std::string_view rest = t.substr(p + needle.size());
-  return si_number(rest.substr(0, rest.find(" |")));
+  for (std::size_t p = t.find(key); p != std::string_view::npos; p = t.find(key, p + 1)) {
+    const std::string_view after = t.substr(p + key.size());
+    if (p < 2 || t.substr(p - 2, 2) != "| " || !starts_with(after, ": ")) continue;
+    const std::string_view value = after.substr(2);
+    return si_number(value.substr(0, value.find(" |")));
+  }
+  return std::nullopt;
 }
 
 /// "...]: iteration: 991 / 1000 | ..." -> position of "iteration: ".
@@ -115,16 +124,9 @@ class NanotronParser : public LineParser {
 };
 
 double sniff(std::string_view head, std::string_view) {
-  double score = 0;
-  for (auto line : split(head, '\n')) {
-    if (iteration_at(trim(line)) != std::string_view::npos) score += 3;
-    if (score > 100) break;
-  }
-  return score;
-}
-
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<NanotronParser>(out);
+  return score_lines(head, [](std::string_view l) {
+    return iteration_at(l) != std::string_view::npos ? 3.0 : 0.0;
+  });
 }
 
 }  // namespace
@@ -132,7 +134,7 @@ std::unique_ptr<LineParser> make(RunBuilder& out) {
 const FormatSpec& nanotron_format() {
   static const FormatSpec spec{
       "nanotron", "Hugging Face nanotron '[INFO|DP=0|...]: iteration: N / M | ...'",
-      sniff,      make,
+      sniff,      make_line_parser<NanotronParser>,
       nullptr,    nullptr,
       0,          TimingKind::kSampled};
   return spec;

@@ -68,17 +68,13 @@ double sniff(std::string_view head, std::string_view filename) {
   return 0;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<NativeCsvParser>(out);
-}
-
 }  // namespace
 
 const FormatSpec& native_csv_format() {
   static const FormatSpec spec{"native-csv",
                                "mfu native format as CSV (step, time_s, model_flops, ... columns)",
                                sniff,
-                               make,
+                               make_line_parser<NativeCsvParser>,
                                nullptr,
                                nullptr,
                                0,

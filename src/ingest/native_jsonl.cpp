@@ -258,10 +258,6 @@ double sniff(std::string_view head, std::string_view filename) {
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<NativeJsonlParser>(out);
-}
-
 /// Every native line stands alone.
 bool record_start(std::string_view line) {
   return !line.empty() && line.front() == '{';
@@ -273,7 +269,7 @@ const FormatSpec& native_jsonl_format() {
   static const FormatSpec spec{"native",
                                "mfu native JSON Lines (meta, step and event lines)",
                                sniff,
-                               make,
+                               make_line_parser<NativeJsonlParser>,
                                nullptr,
                                nullptr,
                                0,

@@ -15,6 +15,7 @@
 
 #include "ingest/parser.hpp"
 #include "ingest/progress_bar.hpp"
+#include "ingest/text_scan.hpp"
 #include "text.hpp"
 
 namespace mfu::detail {
@@ -56,15 +57,14 @@ class NemoParser : public LineParser {
  public:
   explicit NemoParser(RunBuilder& out) : out_(out) {}
 
+  /// Each '\r' redraw of a tqdm bar comes as a line of its own (the line reader splits them);
+  /// the last redraw of a step wins.
   void line(std::string_view raw, std::uint64_t number) override {
-    // A tqdm bar is redrawn with '\r'; each redraw is read, the last one of a step wins.
-    for (auto segment : split(raw, '\r')) {
-      const std::string_view t = trim(segment);
-      if (nemo2_line(t)) {
-        nemo2(t, number);
-      } else if (nemo1_bar(t)) {
-        nemo1(t, number);
-      }
+    const std::string_view t = trim(raw);
+    if (nemo2_line(t)) {
+      nemo2(t, number);
+    } else if (nemo1_bar(t)) {
+      nemo1(t, number);
     }
   }
 
@@ -139,22 +139,11 @@ class NemoParser : public LineParser {
 };
 
 double sniff(std::string_view head, std::string_view) {
-  double score = 0;
-  for (auto line : split(head.substr(0, std::min<std::size_t>(head.size(), 1 << 20)), '\n')) {
-    for (auto segment : split(line, '\r')) {
-      const std::string_view t = trim(segment);
-      if (nemo2_line(t) && (contains(t, "global_step") || contains(t, "reduced_train_loss")))
-        score += 3;
-      else if (nemo1_bar(t))
-        score += 3;
-    }
-    if (score > 100) break;
-  }
-  return score;
-}
-
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<NemoParser>(out);
+  return score_lines(head, [](std::string_view t) {
+    const bool nemo2 =
+        nemo2_line(t) && (contains(t, "global_step") || contains(t, "reduced_train_loss"));
+    return nemo2 || nemo1_bar(t) ? 3.0 : 0.0;
+  });
 }
 
 }  // namespace
@@ -164,7 +153,7 @@ const FormatSpec& nemo_format() {
                                "NVIDIA NeMo 2 'Training epoch E, iteration I/N | ...' lines and "
                                "NeMo 1 Lightning progress bars",
                                sniff,
-                               make,
+                               make_line_parser<NemoParser>,
                                nullptr,
                                nullptr,
                                0,

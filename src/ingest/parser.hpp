@@ -102,6 +102,12 @@ class LineParser {
   virtual void finish() {}
 };
 
+/// FormatSpec::make_line_parser for a parser class constructed from the RunBuilder.
+template <class Parser>
+std::unique_ptr<LineParser> make_line_parser(RunBuilder& out) {
+  return std::make_unique<Parser>(out);
+}
+
 struct FormatSpec {
   const char* name;
   const char* description;

@@ -16,9 +16,8 @@ namespace mfu::detail {
 /// One redraw of a bar.
 struct BarUpdate {
   double n = 0, total = 0, elapsed_s = 0;
-  /// Seconds per iteration from the rate field; 0 when the bar prints none.
-  double seconds_per_it = 0;
-  /// What follows elapsed<remaining inside the brackets (rate and postfix), a view into the line.
+  /// What follows elapsed<remaining inside the brackets (the rate, or Lightning's postfix), a
+  /// view into the line.
   std::string_view rest;
 };
 

@@ -10,8 +10,25 @@
 
 #include "io/timestamp.hpp"
 #include "mfu/run.hpp"
+#include "text.hpp"
 
 namespace mfu::detail {
+
+/// Format evidence from the lines of a head: the sum of `weight(line)` over its lines and
+/// their '\r' segments (tqdm redraws), each trimmed; stops once past 100, which is plenty to
+/// choose a format.
+template <class Weight>
+double score_lines(std::string_view head, Weight&& weight) {
+  double score = 0;
+  std::size_t pos = 0;
+  while (pos < head.size() && score <= 100) {
+    std::size_t end = head.find_first_of("\n\r", pos);
+    if (end == std::string_view::npos) end = head.size();
+    score += weight(trim(head.substr(pos, end - pos)));
+    pos = end + 1;
+  }
+  return score;
+}
 
 /// Moves year-less timestamps into the year of the dated ones (or keeps them as they are when
 /// the log has no dated line), so that first/last and gaps are consistent.

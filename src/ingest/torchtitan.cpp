@@ -240,10 +240,6 @@ double sniff(std::string_view head, std::string_view) {
   return score;
 }
 
-std::unique_ptr<LineParser> make(RunBuilder& out) {
-  return std::make_unique<TorchtitanParser>(out);
-}
-
 }  // namespace
 
 const FormatSpec& torchtitan_format() {
@@ -251,7 +247,7 @@ const FormatSpec& torchtitan_format() {
       "torchtitan",
       "torchtitan step lines (loss, tps, tflops, mfu), ANSI colours allowed",
       sniff,
-      make,
+      make_line_parser<TorchtitanParser>,
       nullptr,
       nullptr,
       0,
