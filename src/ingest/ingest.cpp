@@ -294,7 +294,14 @@ std::vector<std::string> companions(const std::string& path) {
 std::vector<std::vector<std::size_t>> companion_owners(const std::vector<std::string>& files) {
   std::vector<std::vector<std::size_t>> owners(files.size());
   std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < files.size(); ++i) index.emplace(files[i], i);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string name = fs::path(files[i]).filename().string();
+    if (detail::ends_with(name, "_system.json") || detail::ends_with(name, "model_config.yaml"))
+      index.emplace(files[i], i);
+  }
+  // Without a companion among the inputs (a directory of rank logs), no log's directory is
+  // listed: 8,000 rank files cost nothing here.
+  if (index.empty()) return owners;
   for (std::size_t i = 0; i < files.size(); ++i) {
     for (const auto& c : companions(files[i])) {
       const auto it = index.find(c);
