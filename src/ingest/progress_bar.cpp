@@ -39,4 +39,14 @@ std::optional<BarUpdate> parse_bar(std::string_view t) {
   return b;
 }
 
+std::optional<double> bar_seconds_per_step(const BarUpdate& b) {
+  std::string_view r = trim(b.rest);
+  r = r.substr(0, r.find(','));
+  const bool per_second = ends_with(r, "it/s");
+  if (!per_second && !ends_with(r, "s/it")) return std::nullopt;
+  const auto v = parse_double(trim(r.substr(0, r.size() - 4)));
+  if (!v || !(*v > 0)) return std::nullopt;
+  return per_second ? 1.0 / *v : *v;
+}
+
 }  // namespace mfu::detail

@@ -23,4 +23,8 @@ struct BarUpdate {
 
 [[nodiscard]] std::optional<BarUpdate> parse_bar(std::string_view line);
 
+/// The bar's rate as seconds per step: "2.80it/s" -> 0.357, "20.91s/it" -> 20.91; none for a
+/// postfix or "?it/s". tqdm smooths it (an exponential moving average of recent updates).
+[[nodiscard]] std::optional<double> bar_seconds_per_step(const BarUpdate& b);
+
 }  // namespace mfu::detail

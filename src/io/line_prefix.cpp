@@ -201,20 +201,40 @@ std::size_t one_prefix(std::string_view s, LineAttrs& a) {
   return 0;
 }
 
+std::string_view trim_right(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+/// A launcher that tags every write of a process (torchrun --tee, TorchX) tags the write after
+/// a tqdm redraw too: "[trainer0|0]:1|1|Loss: 2.8: 1/101 [00:20<34:51, 20.91s/it][trainer0|0]:"
+/// ends with the next write's tag. That copy of the line's own tag is not part of its body.
+void drop_repeated_tag(std::string_view& body, std::string_view tag) {
+  const std::string_view rest = trim_right(body);
+  if (tag.empty() || tag[0] != '[' || rest.size() <= tag.size() ||
+      rest.substr(rest.size() - tag.size()) != tag)
+    return;
+  body = trim_right(rest.substr(0, rest.size() - tag.size()));
+}
+
 }  // namespace
 
 PeeledLine peel_prefixes(std::string_view line) {
   PeeledLine out;
   std::size_t i = 0;
   skip_spaces(line, i);
+  std::string_view tag;  // the last rank tag peeled
   for (int k = 0; k < kMaxPrefixes && i < line.size(); ++k) {
+    const std::int32_t rank_before = out.attrs.rank;
     const std::size_t n = one_prefix(line.substr(i), out.attrs);
     if (n == 0) break;
+    if (out.attrs.rank != rank_before) tag = trim_right(line.substr(i, n));
     i += n;
     ++out.attrs.prefixes;
     skip_spaces(line, i);
   }
   out.body = line.substr(i);
+  drop_repeated_tag(out.body, tag);
   return out;
 }
 

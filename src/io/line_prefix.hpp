@@ -28,6 +28,8 @@
 // A line whose body is empty but that carried a timestamp (W&B's exported logs put the time on its
 // own line) lends that timestamp to the next line that has none.
 // The \r-separated segments of one physical line share the prefixes of its first segment.
+// A bracketed rank tag repeated at the end of the body (a launcher tagging the write that
+// follows a tqdm redraw) is dropped from the body.
 
 #include <cstdint>
 #include <limits>

@@ -67,6 +67,15 @@ const PeelCase kPeelCases[] = {
     // srun's node label around torchrun's local rank: node 1, local 3 (renumbered later).
     {"1: [default3]:iter 1: loss 2.0", "iter 1: loss 2.0", detail::kNodeRankStride + 3, kNone, ""},
     {"0: [rank3]:iter 1: loss 2.0", "iter 1: loss 2.0", 3, kNone, ""},  // a global rank tag
+    // The launcher's tag for the write after a tqdm redraw ends the line: not the body's.
+    {"[trainer0|0]:1|2|Loss: 2.7: 2/101 [00:38<31:17, 18.96s/it] [trainer0|0]:",
+     "1|2|Loss: 2.7: 2/101 [00:38<31:17, 18.96s/it]", 0, kNone, ""},
+    {"[default1]:5/9 [00:05<00:04, 1.00it/s][default1]:", "5/9 [00:05<00:04, 1.00it/s]", 1, kNone,
+     ""},
+    // Another rank's tag, or an unbracketed one, is text of the body.
+    {"[default1]:5/9 [00:05<00:04, 1.00it/s][default2]:", "5/9 [00:05<00:04, 1.00it/s][default2]:",
+     1, kNone, ""},
+    {"3: ratio at rank 3:", "ratio at rank 3:", 3, kNone, ""},
 };
 
 TEST(PrefixGrammar, EachKindIsPeeledAndKept) {
@@ -265,16 +274,27 @@ void expect_same_run(const Run& base, const Run& got, const PrefixKind& kind) {
 }
 
 const char* const kTextExcerpts[] = {
-    "megatron_megads_excerpt.log", "megatron_lm_issue756.log",
-    "megatron_bert_timers.log",    "megatron_ds_tflops_excerpt.log",
-    "torchtitan_excerpt.log",      "hf_loss_dicts.log",
-    "msswift_stdout_excerpt.log",  "deepspeed_microstep_timers.log",
-    "deepspeed_gptneox.log",       "dschat_throughput_excerpt.log",
-    "dschat_rlhf_excerpt.log",     "nanogpt_mfu.log",
-    "modded_nanogpt_excerpt.txt",  "mlperf_llama2_lora_h200.txt",
-    "maxtext_steps.log",           "native_excerpt.jsonl",
-    "nemo2_bionemo_steps.log",     "nanotron_issue390_steps.log",
+    "megatron_megads_excerpt.log",
+    "megatron_lm_issue756.log",
+    "megatron_bert_timers.log",
+    "megatron_ds_tflops_excerpt.log",
+    "torchtitan_excerpt.log",
+    "hf_loss_dicts.log",
+    "msswift_stdout_excerpt.log",
+    "deepspeed_microstep_timers.log",
+    "deepspeed_gptneox.log",
+    "dschat_throughput_excerpt.log",
+    "dschat_rlhf_excerpt.log",
+    "nanogpt_mfu.log",
+    "modded_nanogpt_excerpt.txt",
+    "mlperf_llama2_lora_h200.txt",
+    "maxtext_steps.log",
+    "native_excerpt.jsonl",
+    "nemo2_bionemo_steps.log",
+    "nanotron_issue390_steps.log",
     "llama2c_tinystories_mps.log",
+    "torchtune_pr1909_lora_bar.log",
+    "torchtune_pr2620_multinode_steps55_61.log",
 };
 
 TEST(LineLayerMatrix, EveryTextFormatReadsTheSameUnderEveryPrefix) {
