@@ -22,7 +22,8 @@ struct WhatifFlags {
   IngestFlags ingest;
   std::string run_gpu, run_gpus, run_peak, dtype;
   // The scenario.
-  std::string comm, io, idle, checkpoint, eval, startup, restart, inefficiency, overlap, stalls;
+  std::string comm, io, idle, checkpoint, eval, generation, startup, restart, inefficiency, overlap,
+      stalls;
   std::vector<std::string> scale;
   std::string gpu, gpus, peak, train_tokens;
   // Analytical mode.
@@ -59,10 +60,15 @@ double whole(const std::string& text, const char* flag, double fallback) {
 Scenario build_scenario(const WhatifFlags& f, const Analysis& a, const GpuDatabase& db) {
   Scenario s;
   const std::pair<const std::string*, const char*> buckets[] = {
-      {&f.comm, "comm"},       {&f.io, "io"},
-      {&f.idle, "idle"},       {&f.checkpoint, "checkpoint"},
-      {&f.eval, "eval"},       {&f.startup, "startup"},
-      {&f.restart, "restart"}, {&f.inefficiency, "compute_inefficiency"}};
+      {&f.comm, "comm"},
+      {&f.io, "io"},
+      {&f.idle, "idle"},
+      {&f.checkpoint, "checkpoint"},
+      {&f.eval, "eval"},
+      {&f.startup, "startup"},
+      {&f.restart, "restart"},
+      {&f.inefficiency, "compute_inefficiency"},
+      {&f.generation, "generation"}};
   for (const auto& [text, name] : buckets)
     if (!text->empty()) s.scale[name] = scale_flag(*text, name);
   for (const auto& item : f.scale) {
@@ -116,12 +122,19 @@ void reject_analytical_flags(const WhatifFlags& f) {
 
 void reject_run_flags(const WhatifFlags& f) {
   const std::pair<const std::string*, const char*> only[] = {
-      {&f.comm, "--comm"},         {&f.io, "--io"},
-      {&f.idle, "--idle"},         {&f.checkpoint, "--checkpoint"},
-      {&f.eval, "--eval"},         {&f.startup, "--startup"},
-      {&f.restart, "--restart"},   {&f.inefficiency, "--compute-inefficiency"},
-      {&f.stalls, "--stalls"},     {&f.run_gpu, "--run-gpu"},
-      {&f.run_gpus, "--run-gpus"}, {&f.run_peak, "--run-peak"}};
+      {&f.comm, "--comm"},
+      {&f.io, "--io"},
+      {&f.idle, "--idle"},
+      {&f.checkpoint, "--checkpoint"},
+      {&f.eval, "--eval"},
+      {&f.startup, "--startup"},
+      {&f.restart, "--restart"},
+      {&f.inefficiency, "--compute-inefficiency"},
+      {&f.stalls, "--stalls"},
+      {&f.run_gpu, "--run-gpu"},
+      {&f.run_gpus, "--run-gpus"},
+      {&f.run_peak, "--run-peak"},
+      {&f.generation, "--generation"}};
   for (const auto& [text, flag] : only)
     if (!text->empty())
       throw Error(fmt::format("{} changes a measured run; give the log to project", flag),
@@ -274,6 +287,9 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
                   "Scale checkpoint time, e.g. 0.1x for asynchronous saves")
       ->group(scen);
   cmd->add_option("--eval", f->eval, "Scale evaluation time")->group(scen);
+  cmd->add_option("--generation", f->generation,
+                  "Scale RL rollout time (generation, scoring), e.g. 0.5x for a faster engine")
+      ->group(scen);
   cmd->add_option("--startup", f->startup, "Scale startup and warm-up")->group(scen);
   cmd->add_option("--restart", f->restart, "Scale restarts and recovery")->group(scen);
   cmd->add_option("--compute-inefficiency", f->inefficiency,

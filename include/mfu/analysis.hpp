@@ -58,9 +58,10 @@ enum class BucketId : std::uint8_t {
   kRestart,       ///< work redone after failures, and the downtime
   kStartup,       ///< set-up before the first step, warm-up above the steady pace
   kEval,          ///< evaluation passes
+  kGeneration,    ///< RL rollout: generation, reward, reference and old log-probs, weight sync
   kOther,         ///< unattributed (residual)
 };
-inline constexpr std::size_t kBucketCount = 10;
+inline constexpr std::size_t kBucketCount = 11;
 
 /// One row of the bucket table: every renderer, whatif and the gate read names, labels,
 /// advice and colours from here.

@@ -33,6 +33,11 @@ constexpr std::array<BucketInfo, kBucketCount> kTable{{
     {BucketId::kStartup, "startup", "startup and warm-up",
      "cache compilation and data indices; start from a warm image", "#808080"},
     {BucketId::kEval, "eval", "evaluation", "evaluate less often or on fewer batches", "#60a0ff"},
+    {BucketId::kGeneration, "generation", "RL rollout (generation, scoring)",
+     "RL steps that are not training FLOPs: overlap rollout with training (asynchronous or "
+     "off-policy RL), tune the inference engine (batch size, KV cache, tensor parallelism), "
+     "shorten responses or sample fewer per prompt",
+     "#c07020"},
     {BucketId::kOther, "other", "unattributed",
      "unattributed: enable timers (Megatron --timing-log-level 2, DeepSpeed "
      "wall_clock_breakdown) or take a PyTorch profiler trace and run mfu analyze on it",

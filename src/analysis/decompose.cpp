@@ -20,7 +20,7 @@ constexpr std::array<PartInfo, kPartCount> kParts{{
     {B::kComm, S::kMeasured, "communication timers"},
     {B::kIo, S::kMeasured, "data-loader timers"},
     {B::kInefficiency, S::kMeasured, "optimizer step (no model FLOPs)"},
-    {B::kOther, S::kMeasured, "RLHF generation (not training FLOPs)"},
+    {B::kGeneration, S::kMeasured, "RL rollout timers (generation, scoring; not training FLOPs)"},
     {B::kOther, S::kMeasured, "other timed work"},
     {B::kIdle, S::kInferred, "pipeline bubble (p-1)/(m+p-1)"},
     {B::kCompute, S::kInferred, "model FLOPs at peak"},

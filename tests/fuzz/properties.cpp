@@ -185,7 +185,7 @@ const std::vector<Target>& targets() {
     for (const char* f :
          {"", "native", "native-csv", "megatron", "megatron-golden", "torchtitan", "hf-trainer",
           "hf-trainer-state", "deepspeed", "nanogpt", "mlperf", "maxtext", "lightning-csv",
-          "kineto", "metadata", "nemo", "nanotron", "torchtune"}) {
+          "kineto", "metadata", "nemo", "nanotron", "torchtune", "verl"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';

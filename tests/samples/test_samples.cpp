@@ -168,16 +168,16 @@ TEST(Samples, ImpossiblePrintedMfuIsNotTrusted) {
 const std::map<std::string, std::set<std::string>>& landed_next_folders() {
   static const std::map<std::string, std::set<std::string>> m = {
       {"llama2c", {"nanogpt"}},  // llama2.c, llm.c and nanoGPT share one parser
-      {"nanotron", {"nanotron"}}, {"nemo1", {"nemo"}},
-      {"nemo2", {"nemo"}},        {"torchtune", {"torchtune"}},
+      {"nanotron", {"nanotron"}},   {"nemo1", {"nemo"}}, {"nemo2", {"nemo"}},
+      {"torchtune", {"torchtune"}}, {"verl", {"verl"}},
   };
   return m;
 }
 
 const std::set<std::string>& pending_next_folders() {
-  static const std::set<std::string> s = {
-      "deepspeed",      "fairseq", "hf_trainer", "kineto_trace", "llamafactory",
-      "megatron_ranks", "mlperf",  "olmo",       "tensorboard",  "verl"};
+  static const std::set<std::string> s = {"deepspeed",    "fairseq",      "hf_trainer",
+                                          "kineto_trace", "llamafactory", "megatron_ranks",
+                                          "mlperf",       "olmo",         "tensorboard"};
   return s;
 }
 

@@ -295,6 +295,8 @@ const char* const kTextExcerpts[] = {
     "llama2c_tinystories_mps.log",
     "torchtune_pr1909_lora_bar.log",
     "torchtune_pr2620_multinode_steps55_61.log",
+    "verl_issue1208_gh200_step2.log",
+    "verl_rllm_issue54_step4.log",
 };
 
 TEST(LineLayerMatrix, EveryTextFormatReadsTheSameUnderEveryPrefix) {
