@@ -8,7 +8,16 @@
 //    "|E2E latency=7.99s |Gather latency=0.00s (0.00%) |Generate time=5.26s (65.81%) |Training
 //    time=2.52s (31.46%) |Others=0.22 (2.73%)|CurSamplesPerSec=8.01 |AvgSamplesPerSec=8.01"
 //  - the flops profiler summary block.
+//  - what the engine prints by default, every steps_per_print steps: "[Rank 0] step=10,
+//    skipped=10, lr=[...]" (logging.py, with the logger's timestamp) and the throughput timer
+//    "epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=265.3, CurrSamplesPerSec=
+//    265.4"; alone they make one record per printed step, timed by the timestamps between them.
+//  - the PipelineEngine: "steps: 30 loss: 10.7133 iter time (s): 0.283 samples/sec: 226.457",
+//    its iter time the mean over the steps since the previous print, samples/sec the global
+//    batch over it.
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ingest/common_meta.hpp"
 #include "ingest/megatron_common.hpp"
@@ -93,14 +102,17 @@ class DeepSpeedParser : public LineParser {
       profiler_.line = static_cast<std::uint32_t>(number);
       return;
     }
-    if (const std::size_t p = text.find("] step="); p != std::string_view::npos) {
-      if (auto v = number_after(text.substr(p), "step=")) engine_step_ = as_step(*v);
+    if (starts_with(trim(text), "steps: ") && contains(text, "iter time (s):")) {
+      pipeline_line(trim(text), number);
       return;
     }
-    if (contains(text, "RunningAvgSamplesPerSec=")) {
-      // "epoch=0/micro_step=34/global_step=34, RunningAvg..." or "0/10, RunningAvg..."
-      if (auto v = number_after(text, "global_step=")) engine_step_ = as_step(*v);
-      if (auto v = number_after(text, "CurrSamplesPerSec=")) curr_samples_per_s_ = *v;
+    if (const std::size_t p = text.find("] step="); p != std::string_view::npos) {
+      engine_step_line(text.substr(p + 2), number);
+      return;
+    }
+    if (contains(text,
+                 "SamplesPerSec=")) {  // RunningAvg... since 2022, "0/40, SamplesPerSec=" before
+      throughput_line(text);
       return;
     }
     if (contains(text, "--per_device_train_batch_size") ||
@@ -131,9 +143,118 @@ class DeepSpeedParser : public LineParser {
   void finish() override {
     if (in_profiler_) finish_profiler();
     scanner_.finish(out_);
+    if (skipped_ > 0)
+      out_.warn(skipped_line_,
+                fmt::format("{} of the first {} optimizer steps were skipped (loss-scale "
+                            "overflow, 'skipped={}'): their compute updated nothing; a lower "
+                            "initial loss scale (or bf16) avoids them",
+                            skipped_, skipped_at_, skipped_));
   }
 
  private:
+  /// A record from a richer line than the engine's "step=" lines: those made so far were
+  /// stand-ins (timed by timestamps alone) and give way.
+  void add_rich(const Iteration& it) {
+    if (plain_records_ > 0 && plain_records_ == out_.run.iterations.size())
+      for (; plain_records_ > 0; --plain_records_) out_.run.iterations.pop_back();
+    rich_ = true;
+    timer_record_open_ = false;
+    out_.add(it);
+  }
+
+  /// "step=10, skipped=10, lr=[...]": the step counter, the skipped steps, and, in a log that
+  /// prints nothing richer, a record timed by the timestamps.
+  void engine_step_line(std::string_view t, std::uint64_t number) {
+    const auto step = number_after(t, "step=");
+    if (!step || *step < 0) return;
+    engine_step_ = as_step(*step);
+    if (auto k = number_after(t, "skipped="); k && *k >= 0) {
+      skipped_ = static_cast<std::int64_t>(*k);
+      skipped_at_ = engine_step_;
+      if (skipped_ > 0 && skipped_line_ == 0) skipped_line_ = number;
+    }
+    if (rich_ || timer_record_open_ || engine_step_ <= 0) return;
+    if (out_.has_last() && out_.last().step >= engine_step_) return;
+    Iteration it;
+    it.step = engine_step_;
+    it.line = static_cast<std::uint32_t>(number);
+    out_.add(it);
+    ++plain_records_;
+  }
+
+  /// "epoch=0/micro_step=34/global_step=34, RunningAvgSamplesPerSec=..., CurrSamplesPerSec=..."
+  /// (or "0/40, SamplesPerSec=..." before 2022, the average since the start): CurrSamplesPerSec
+  /// is the global batch over the last step's time.
+  void throughput_line(std::string_view text) {
+    if (auto v = number_after(text, "global_step=")) engine_step_ = as_step(*v);
+    if (auto v = number_after(text, "CurrSamplesPerSec=")) curr_samples_per_s_ = *v;
+    const auto gb = out_.run.meta.number("global_batch");
+    if (plain_records_ == 0 || !gb || !out_.has_last() || out_.last().step != engine_step_) return;
+    Iteration it = out_.last();
+    it.samples = *gb;
+    if (!known(it.timestamp_s) && known(curr_samples_per_s_) && curr_samples_per_s_ > 0)
+      it.time_s = *gb / curr_samples_per_s_;  // no timestamps: the last step's rate
+    out_.replace_last(it);
+  }
+
+  /// PipelineEngine: "steps: 30 loss: 10.7133 iter time (s): 0.283 samples/sec: 226.457". A
+  /// wall-clock timer line just before it sums its timers over the same steps.
+  void pipeline_line(std::string_view t, std::uint64_t number) {
+    const auto step = number_after(t, "steps:");
+    const auto iter_s = number_after(t, "iter time (s):");
+    if (!step || *step < 0 || !iter_s || !(*iter_s > 0)) {
+      out_.malformed(number, "a PipelineEngine 'steps:' line without its step or iter time");
+      return;
+    }
+    Iteration it;
+    it.step = as_step(*step);
+    it.line = static_cast<std::uint32_t>(number);
+    it.time_s = *iter_s;
+    if (auto v = number_after(t, "loss:")) it.loss = *v;
+    if (auto v = number_after(t, "samples/sec:"); v && *v > 0) {
+      const double gb = *v * *iter_s;  // train_batch_size / iter time, 3 decimals each
+      if (std::fabs(gb - std::round(gb)) <= 0.02 * gb) {
+        it.samples = std::round(gb);
+        out_.meta("global_batch", it.samples, number, false);
+      }
+    }
+    last_engine_record_ = false;
+    if (!timer_record_open_ && out_.has_last() && out_.last().step == it.step) {
+      // Megatron-DeepSpeed's iteration line for this step came first and says more.
+      Iteration same = out_.last();
+      if (!known(same.loss)) same.loss = it.loss;
+      out_.replace_last(same);
+      return;
+    }
+    if (timer_record_open_ && out_.has_last()) timers_per_step(out_.last(), it, number);
+    const bool replace = timer_record_open_ && out_.has_last();
+    if (replace) {
+      rich_ = true;
+      timer_record_open_ = false;
+      out_.replace_last(it);
+    } else {
+      add_rich(it);
+    }
+    last_pipeline_step_ = it.step;
+  }
+
+  /// The timers of the interval's timer line, as means per step when the interval is known
+  /// (the steps since the previous PipelineEngine line); else they are left out, said once.
+  void timers_per_step(const Iteration& summed, Iteration& it, std::uint64_t number) {
+    const std::int64_t steps = last_pipeline_step_ >= 0 ? it.step - last_pipeline_step_ : 0;
+    if (steps <= 0) {
+      if (!warned_interval_)
+        out_.info(number,
+                  "the engine's timer line sums its timers over the steps since the "
+                  "previous print (steps_per_print), and that count is not known here: "
+                  "the timers are left out of this step");
+      warned_interval_ = true;
+      return;
+    }
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      if (known(summed.phase[p])) it.phase[p] = summed.phase[p] / static_cast<double>(steps);
+  }
+
   void neox_iteration(const MegatronIterationLine& l, std::uint64_t number) {
     if (!known(l.time_s) || l.time_s <= 0) {
       out_.malformed(number,
@@ -143,7 +264,7 @@ class DeepSpeedParser : public LineParser {
     Iteration it = maker_.make(l, number);
     if (l.reporter) out_.meta("framework_flops_by", l.reporter, number, false);
     if (known(l.samples_per_s) && !known(it.samples)) it.samples = l.samples_per_s * l.time_s;
-    out_.add(it);
+    add_rich(it);
     timers_for_ = out_.run.iterations.size();
   }
 
@@ -190,8 +311,9 @@ class DeepSpeedParser : public LineParser {
     it.time_s = total;
     const auto gb = out_.run.meta.number("global_batch");
     if (known(curr_samples_per_s_) && gb) it.samples = *gb;
-    out_.add(it);
+    add_rich(it);
     last_engine_record_ = true;
+    timer_record_open_ = true;  // a PipelineEngine line may follow and take it over
   }
 
   void chat_throughput(std::string_view text, std::uint64_t number) {
@@ -215,7 +337,7 @@ class DeepSpeedParser : public LineParser {
     const auto gpus = out_.run.meta.number("gpus");
     const auto mb = out_.run.meta.number("micro_batch");
     if (gpus && mb) it.samples = *gpus * *mb;
-    out_.add(it);
+    add_rich(it);
   }
 
   void rlhf_breakdown(std::string_view text, std::uint64_t number) {
@@ -236,7 +358,7 @@ class DeepSpeedParser : public LineParser {
     if (auto v = number_after(text, "Others=")) other += *v;
     if (auto v = number_after(text, "Gather latency=")) other += *v;
     it.at(Phase::kOther) = other;
-    out_.add(it);
+    add_rich(it);
     rlhf_step_ = -1;
   }
 
@@ -288,7 +410,7 @@ class DeepSpeedParser : public LineParser {
       return;
     }
     if (profiler_.step < 0) profiler_.step = ++implicit_step_;
-    out_.add(profiler_);
+    add_rich(profiler_);
   }
 
   RunBuilder& out_;
@@ -300,6 +422,13 @@ class DeepSpeedParser : public LineParser {
   std::int64_t rlhf_step_ = -1;
   double curr_samples_per_s_ = kUnknown;
   bool last_engine_record_ = false;
+  bool rich_ = false;               // a record richer than a "step=" stand-in was made
+  bool timer_record_open_ = false;  // the last record is a timer line's, not yet claimed
+  bool warned_interval_ = false;
+  std::size_t plain_records_ = 0;  // "step=" stand-ins at the start of the table
+  std::int64_t last_pipeline_step_ = -1;
+  std::int64_t skipped_ = 0, skipped_at_ = 0;
+  std::uint64_t skipped_line_ = 0;
   bool in_profiler_ = false;
   bool profiler_started_ = false;
   Iteration profiler_;
@@ -319,7 +448,13 @@ double sniff(std::string_view head, std::string_view) {
   count("_microstep:", 2, strong);
   count("E2E latency=", 2, strong);
   count("--- DeepSpeed Flops Profiler ---", 5, strong);
-  count("samples/sec:", 1, strong);  // GPT-NeoX iteration lines
+  // GPT-NeoX iteration lines ("samples/sec: 7.799 | iteration 34/ 10000 | ..."), not the
+  // PipelineEngine's "samples/sec:" that Megatron-DeepSpeed prints beside its own lines.
+  for (std::size_t p = head.find("samples/sec: "); p != std::string_view::npos;
+       p = head.find("samples/sec: ", p + 13)) {
+    const std::size_t end = head.find('\n', p);
+    if (contains(head.substr(p, std::min<std::size_t>(end - p, 40)), "| iteration")) strong += 1;
+  }
   count("approx flops per GPU", 1, strong);
   std::size_t pos = 0;
   while ((pos = head.find("Latency:", pos)) != std::string_view::npos) {
@@ -327,7 +462,9 @@ double sniff(std::string_view head, std::string_view) {
     if (contains(head.substr(pos, end - pos), "TFLOPs:")) strong += 2;
     pos += 8;
   }
-  count("RunningAvgSamplesPerSec", 0.3, weak);
+  count("SamplesPerSec=", 0.3, weak);
+  count(", skipped=", 0.5, strong);         // the engine's "[Rank 0] step=N, skipped=K, lr=[...]"
+  count(" iter time (s): ", 0.25, strong);  // PipelineEngine (also beside Megatron-DeepSpeed's)
   count("[deepspeed]", 0.3, weak);
   count("deepspeed.launcher", 0.5, weak);
   count("DeepSpeed", 0.05, weak);

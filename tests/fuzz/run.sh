@@ -40,7 +40,7 @@ seeds() {  # target -> seed files, one per line
     ingest_megatron_golden) ls "$d"/megatron_golden_excerpt.json ;;
     ingest_torchtitan) ls "$d"/torchtitan_*.log; find "$SAMPLES/torchtitan" -type f 2>/dev/null ;;
     ingest_hf_trainer|ingest_hf_trainer_state) ls "$d"/hf_* "$d"/msswift_* "$d"/whisper_*; find "$SAMPLES/hf_trainer" -type f 2>/dev/null ;;
-    ingest_deepspeed) ls "$d"/deepspeed_* "$d"/dschat_*; find "$SAMPLES/deepspeed" -type f 2>/dev/null ;;
+    ingest_deepspeed) ls "$d"/deepspeed_* "$d"/dschat_*; find "$SAMPLES/deepspeed" "$SAMPLES/../samples-next/deepspeed" -type f 2>/dev/null ;;
     ingest_nanogpt) ls "$d"/nanogpt_* "$d"/modded_* "$d"/llama2c_*; find "$SAMPLES/nanogpt_llmc" -type f 2>/dev/null ;;
     ingest_nemo) ls "$d"/nemo*; find "$SAMPLES/../samples-next/nemo1" "$SAMPLES/../samples-next/nemo2" -type f 2>/dev/null ;;
     ingest_nanotron) ls "$d"/nanotron_* "$d"/prefix_slurm_pair_nanotron.log; find "$SAMPLES/../samples-next/nanotron" -type f 2>/dev/null ;;
