@@ -68,6 +68,7 @@ class HfTrainerParser : public LineParser {
     const std::size_t brace = t.find('{');
     if (brace == std::string_view::npos) {
       if (auto b = parse_bar(t)) return on_bar(*b);
+      if (header_line(t, number)) return;
       scanner_.scan(t, number, out_);
       return;
     }
@@ -152,6 +153,7 @@ class HfTrainerParser : public LineParser {
     double step = step_from(d);
     const bool from_bar = !known(step) && train_bar_ != nullptr;
     if (from_bar) step = std::max(train_bar_->n, last_dict_step_ + 1);
+    if (!known(step)) step = step_from_epoch(d);
     it.step = known(step) ? as_step(step) : ++implicit_step_;
     if (!known(step)) implicit_steps_ = true;
     if (from_bar) time_from_bar(it);
@@ -215,6 +217,74 @@ class HfTrainerParser : public LineParser {
     bar_prev_elapsed_ = train_bar_->elapsed_s;
   }
 
+  /// The "***** Running training *****" block: "Num Epochs = 3", "Total train batch size (w.
+  /// parallel, distributed & accumulation) = 128", "Gradient Accumulation steps = 64", "Total
+  /// optimization steps = 17,000", ... Its batch sizes give the processes: total / (per device x
+  /// accumulation).
+  bool header_line(std::string_view t, std::uint64_t number) {
+    auto value = [&](std::string_view key) -> std::optional<double> {
+      if (!starts_with(t, key)) return std::nullopt;
+      return number_after(t, key, true);
+    };
+    if (auto v = value("Num Epochs = ")) {
+      num_epochs_ = *v;
+    } else if (auto v2 = value("Total optimization steps = ")) {
+      total_steps_ = *v2;
+      out_.meta("train_iters", *v2, number, false);
+    } else if (auto v3 =
+                   value("Total train batch size (w. parallel, distributed & accumulation) = ")) {
+      out_.meta("global_batch", *v3, number, false);
+    } else if (auto v4 = value("Instantaneous batch size per device = ")) {
+      out_.meta("micro_batch", *v4, number, false);
+    } else if (auto v5 = value("Gradient Accumulation steps = ")) {
+      out_.meta("grad_accum", *v5, number, false);
+    } else {
+      return false;
+    }
+    const auto gb = out_.run.meta.number("global_batch");
+    const auto mb = out_.run.meta.number("micro_batch");
+    const auto ga = out_.run.meta.number("grad_accum");
+    if (gb && mb && ga && *mb * *ga > 0) {
+      const double processes = *gb / (*mb * *ga);
+      if (processes >= 1 && processes == std::floor(processes))
+        out_.meta("gpus", processes, number, false);
+    }
+    return true;
+  }
+
+  /// A dict without a step and no bar. The Trainer logs every logging_steps steps, so dict k
+  /// is at step k x L; L is the round number (logging_steps) nearest the first dict's 'epoch'
+  /// times the steps per epoch of the header. The epoch (printed with 2 decimals, counted in
+  /// micro-batches) checks each dict: one that strays from k x L by more than an interval and
+  /// the epoch's drift (missing dicts) takes the epoch's own step from there on.
+  double step_from_epoch(const std::vector<FlatValue>& d) {
+    const auto epoch = num(d, "epoch");
+    if (!epoch || !(*epoch > 0) || !known(total_steps_) || !known(num_epochs_) ||
+        !(num_epochs_ > 0))
+      return kUnknown;
+    const double per_epoch = total_steps_ / num_epochs_;
+    const double raw = *epoch * per_epoch;
+    const double rounding = std::max(0.5, per_epoch * 0.005);
+    if (!known(logging_interval_)) logging_interval_ = round_interval(raw, rounding);
+    if (!known(logging_interval_) || epoch_steps_astray_) return std::round(raw);
+    const double expected = logging_interval_ * static_cast<double>(++epoch_dicts_);
+    // The epoch counts micro-batches: it drifts from the optimizer steps by up to one step per
+    // epoch (the last, partial accumulation of each), so the check widens by one per epoch.
+    const double drift = *epoch;
+    if (std::fabs(raw - expected) <= std::max(logging_interval_, 2 * rounding) + drift)
+      return expected;
+    epoch_steps_astray_ = true;
+    return std::round(raw);
+  }
+
+  /// The round number (1, 2, 2.5, 5 times a power of ten) within `tolerance` of `raw`.
+  static double round_interval(double raw, double tolerance) {
+    for (double decade = 1; decade <= 1e6; decade *= 10)
+      for (double m : {1.0, 2.0, 2.5, 5.0})
+        if (std::fabs(m * decade - raw) <= tolerance && m * decade > tolerance) return m * decade;
+    return kUnknown;
+  }
+
   /// 'step', 'global_step' or ms-swift's 'global_step/max_steps': '1/294'.
   double step_from(const std::vector<FlatValue>& d) {
     if (auto v = num(d, "step")) return *v;
@@ -236,6 +306,10 @@ class HfTrainerParser : public LineParser {
   std::int64_t implicit_step_ = 0;
   double max_step_ = 0;
   double total_steps_ = kUnknown;
+  double num_epochs_ = kUnknown;
+  double logging_interval_ = kUnknown;
+  std::size_t epoch_dicts_ = 0;
+  bool epoch_steps_astray_ = false;
   double runtime_ = kUnknown;
   std::uint64_t runtime_line_ = 0;
   double samples_per_s_ = kUnknown;
@@ -275,6 +349,8 @@ double sniff(std::string_view head, std::string_view) {
     if (contains(d, "\"time_s\"") || contains(d, "\"time_ms\"") || contains(d, "\"phases\"") ||
         contains(d, "\"model_flops\""))
       continue;
+    // LLaMA-Factory's trainer_log.jsonl wraps the Trainer's dict with its own step and clock.
+    if (contains(d, "\"current_steps\"") && contains(d, "\"elapsed_time\"")) continue;
     if ((contains(d, "'loss':") || contains(d, "\"loss\":")) &&
         (contains(d, "learning_rate") || contains(d, "epoch") || contains(d, "step"))) {
       score += 1;

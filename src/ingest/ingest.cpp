@@ -420,7 +420,8 @@ const std::vector<const FormatSpec*>& format_registry() {
   // Order breaks ties: specific formats before generic ones.
   static const std::vector<const FormatSpec*> registry = {
       &kineto_format(),           &mlperf_format(),        &megatron_golden_format(),
-      &hf_trainer_state_format(), &metadata_format(),      &native_jsonl_format(),
+      &hf_trainer_state_format(), &metadata_format(),      &llamafactory_format(),
+      &native_jsonl_format(),
       &native_csv_format(),       &lightning_csv_format(), &torchtitan_format(),
       &maxtext_format(),          &deepspeed_format(),     &megatron_format(),
       &nanogpt_format(),          &nemo_format(),          &nanotron_format(),

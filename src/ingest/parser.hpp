@@ -156,6 +156,7 @@ const FormatSpec& nemo_format();
 const FormatSpec& nanotron_format();
 const FormatSpec& torchtune_format();
 const FormatSpec& verl_format();
+const FormatSpec& llamafactory_format();
 
 /// Post-processing shared by every format: merges per-rank duplicates of one step, finds
 /// restarts (the step counter goes back), sets how many iterations each record stands for,

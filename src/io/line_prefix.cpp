@@ -61,6 +61,26 @@ std::size_t timestamp_token(std::string_view s, double& t) {
   return i;
 }
 
+/// LLaMA-Factory's logger, "[INFO|2024-11-26 22:09:01] logging.py:157 >> ": a level, '|', a
+/// timestamp in brackets, then the source location before ">> ". Returns the characters used.
+std::size_t level_bracket_token(std::string_view s, double& t) {
+  if (s.size() < 8 || s[0] != '[') return 0;
+  std::size_t i = 1;
+  while (i < s.size() && i < 10 && s[i] >= 'A' && s[i] <= 'Z') ++i;
+  if (i < 5 || i >= s.size() || s[i] != '|') return 0;  // INFO, DEBUG, WARNING, ERROR, ...
+  std::size_t len = 0;
+  const double v = read_timestamp_prefix(s.substr(i + 1), len);
+  i += 1 + len;
+  if (std::isnan(v) || i >= s.size() || s[i] != ']') return 0;
+  ++i;
+  const std::size_t arrow = s.find(" >> ", i);
+  if (arrow != std::string_view::npos && arrow - i < 48 &&
+      s.substr(i, arrow - i).find_first_of("[]") == std::string_view::npos)
+    i = arrow + 4;
+  t = v;
+  return i;
+}
+
 /// "[0434:3]:" (Slurm node:task) or "[trainer0|3]:" (torchtune's job|rank): a name, ':' or
 /// '|', the rank, then "]:". Returns the characters used.
 std::size_t pair_rank_token(std::string_view s, std::int32_t& rank) {
@@ -176,7 +196,7 @@ std::size_t one_prefix(std::string_view s, LineAttrs& a) {
     return n;
   }
   double t = 0;
-  if ((n = timestamp_token(s, t)) > 0) {
+  if ((n = timestamp_token(s, t)) > 0 || (n = level_bracket_token(s, t)) > 0) {
     // The outermost dated timestamp wins (a launcher's clock over the framework's own); a
     // year-less glog time gives way to a dated one.
     if (std::isnan(a.timestamp_s) || a.timestamp_s < kYearlessLimit) a.timestamp_s = t;

@@ -10,7 +10,8 @@
 //   timestamp     "2024-03-30 20:02:40[,.]fff", ISO 8601 "2024-03-30T20:02:40.5+02:00",
 //                 "2024/03/30 20:02:40", "03/30/2024 20:02:40", glog "I0330 20:02:40.123456
 //                 1234 file.py:12]"; each may be in brackets "[...]" and be followed by a
-//                 separator " - " or ": "
+//                 separator " - " or ": "; LLaMA-Factory's "[INFO|2024-11-26 22:09:01]
+//                 logging.py:157 >> " (a level, '|', the time, the source before ">> ")
 //   rank tag      "[rank3]:", "[Rank 3]", "rank=3", "rank 3:", torchrun --tee "[default3]:"
 //                 (any "[<role><N>]:"), srun --label "3: ", mpirun --tag-output
 //                 "[1,3]<stdout>:", Slurm node:task "[0434:3]:", torchtune's "[trainer0|3]:"

@@ -183,9 +183,10 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> all = [] {
     std::vector<Target> t;
     for (const char* f :
-         {"", "native", "native-csv", "megatron", "megatron-golden", "torchtitan", "hf-trainer",
-          "hf-trainer-state", "deepspeed", "nanogpt", "mlperf", "maxtext", "lightning-csv",
-          "kineto", "metadata", "nemo", "nanotron", "torchtune", "verl"}) {
+         {"",           "native",     "native-csv",       "megatron",  "megatron-golden",
+          "torchtitan", "hf-trainer", "hf-trainer-state", "deepspeed", "nanogpt",
+          "mlperf",     "maxtext",    "lightning-csv",    "kineto",    "metadata",
+          "nemo",       "nanotron",   "torchtune",        "verl",      "llamafactory"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';

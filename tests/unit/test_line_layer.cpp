@@ -67,6 +67,10 @@ const PeelCase kPeelCases[] = {
     // srun's node label around torchrun's local rank: node 1, local 3 (renumbered later).
     {"1: [default3]:iter 1: loss 2.0", "iter 1: loss 2.0", detail::kNodeRankStride + 3, kNone, ""},
     {"0: [rank3]:iter 1: loss 2.0", "iter 1: loss 2.0", 3, kNone, ""},  // a global rank tag
+    {"[INFO|2024-11-26 22:09:01] logging.py:157 >> {'loss': 2.2818, 'epoch': 0.29}",
+     "{'loss': 2.2818, 'epoch': 0.29}", -1, 1732658941, ""},
+    {"[WARNING|2024-11-26 22:07:06] logging.py:162 >> `ddp_find_unused_parameters` x",
+     "`ddp_find_unused_parameters` x", -1, 1732658826, ""},
     // The launcher's tag for the write after a tqdm redraw ends the line: not the body's.
     {"[trainer0|0]:1|2|Loss: 2.7: 2/101 [00:38<31:17, 18.96s/it] [trainer0|0]:",
      "1|2|Loss: 2.7: 2/101 [00:38<31:17, 18.96s/it]", 0, kNone, ""},
