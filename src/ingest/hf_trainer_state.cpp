@@ -82,6 +82,15 @@ void parse(std::string_view text, RunBuilder& out) {
         eval_total += er;
         ++evals;
       }
+      if (double pr = num(e, "predict_runtime"); known(pr)) {
+        // trainer.predict() after training: time of the job, not inside train_runtime.
+        Event ev;
+        ev.kind = EventKind::kEval;
+        ev.duration_s = pr;
+        ev.step = as_step(known(num(e, "step")) ? num(e, "step") : 0.0);
+        ev.detail = "prediction pass (predict_runtime)";
+        out.add_event(ev);
+      }
       if (double rt = num(e, "train_runtime"); known(rt)) {
         runtime = rt;
         if (double v = num(e, "train_samples_per_second"); known(v)) samples_per_s = v;
@@ -101,7 +110,17 @@ void parse(std::string_view text, RunBuilder& out) {
              "for timing");
     return;
   }
-  if (!known(steps) && known(steps_per_s)) steps = std::round(steps_per_s * runtime);
+  if (!known(steps) && known(steps_per_s)) {
+    steps = std::round(steps_per_s * runtime);
+    // The Trainer rounds train_steps_per_second to 3 decimals: 0.003 is 0.0025 to 0.0035.
+    const double uncertainty = 0.0005 / steps_per_s;
+    if (uncertainty > 0.01)
+      out.warn(1, fmt::format("the step count ({}) comes from train_steps_per_second = {} x "
+                              "train_runtime, and that rate is rounded to 3 decimals: the count "
+                              "and the time per step are uncertain by {:.0f}% (the wall time is "
+                              "not); trainer_state.json beside it gives the exact count",
+                              steps, steps_per_s, 100 * uncertainty));
+  }
   if (!known(steps) || steps <= 0) {
     out.warn(1,
              "train_runtime is given but the number of steps is not; no step time can be derived");

@@ -425,7 +425,8 @@ const std::vector<const FormatSpec*>& format_registry() {
       &native_csv_format(),       &lightning_csv_format(), &torchtitan_format(),
       &maxtext_format(),          &deepspeed_format(),     &megatron_format(),
       &nanogpt_format(),          &nemo_format(),          &nanotron_format(),
-      &torchtune_format(),        &verl_format(),          &hf_trainer_format()};
+      &torchtune_format(),        &verl_format(),          &fairseq_format(),
+      &hf_trainer_format()};
   return registry;
 }
 

@@ -186,7 +186,8 @@ const std::vector<Target>& targets() {
          {"",           "native",     "native-csv",       "megatron",  "megatron-golden",
           "torchtitan", "hf-trainer", "hf-trainer-state", "deepspeed", "nanogpt",
           "mlperf",     "maxtext",    "lightning-csv",    "kineto",    "metadata",
-          "nemo",       "nanotron",   "torchtune",        "verl",      "llamafactory"}) {
+          "nemo",       "nanotron",   "torchtune",        "verl",      "llamafactory",
+          "fairseq"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';

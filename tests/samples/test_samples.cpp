@@ -171,6 +171,8 @@ const std::map<std::string, std::set<std::string>>& landed_next_folders() {
       // lines; the iteration lines say more (TFLOP/s), and both give the same step times
       // (DeepSpeedDefault.MegatronDeepSpeedPrintsBothAndTheyAgree).
       {"deepspeed", {"deepspeed", "megatron"}},
+      {"fairseq", {"fairseq"}},
+      {"hf_trainer", {"hf-trainer", "hf-trainer-state"}},
       {"llama2c", {"nanogpt"}},
       // trainer_log.jsonl; the web UI's running_log.txt is the Trainer's console under
       // LLaMA-Factory's logger; train_results.json is the Trainer's summary.
@@ -187,8 +189,8 @@ const std::map<std::string, std::set<std::string>>& landed_next_folders() {
 }
 
 const std::set<std::string>& pending_next_folders() {
-  static const std::set<std::string> s = {"fairseq", "hf_trainer", "kineto_trace", "megatron_ranks",
-                                          "mlperf",  "olmo",       "tensorboard"};
+  static const std::set<std::string> s = {"kineto_trace", "megatron_ranks", "mlperf", "olmo",
+                                          "tensorboard"};
   return s;
 }
 

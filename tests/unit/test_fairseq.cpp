@@ -1,0 +1,88 @@
+// fairseq's progress lines, three generations: a real 2018 excerpt (tests/data/README.md) and
+// the samples of ../shared/samples-next/fairseq where they exist; values by hand from the lines.
+#include <gtest/gtest.h>
+
+#include "mfu/ingest.hpp"
+#include "test_util.hpp"
+
+namespace mfu {
+namespace {
+
+std::string next_sample(const std::string& prefix) {
+  const auto root = test::samples_next_dir();
+  if (root.empty() || !std::filesystem::is_directory(root / "fairseq")) return "";
+  for (const auto& e : std::filesystem::directory_iterator(root / "fairseq"))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
+  return "";
+}
+
+bool has_diagnostic(const mfu::Run& r, const std::string& text) {
+  for (const auto& d : r.diagnostics)
+    if (d.message.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// facebookresearch/fairseq issue #301 (2018): "| epoch 010  2000 / 8223 loss=1.27 (1.50),
+// wps=962, wpb=908, ..." with no clock: an update takes wpb / wps = 908 / 962 = 0.9439 s. The
+// batch counter restarts each epoch: epoch 10 batch 2000 is update 9 x 8223 + 2000 = 76,007 and
+// epoch 11 batch 1000 is 83,230. Epoch 10's own summary says s/checkpoint 7747 for 8223
+// updates, 0.942 s each: within 0.5% of its lines' mean. One validation (its progress line is
+// not one).
+TEST(FairseqParser, Reads2018LinesWithoutAClock) {
+  const mfu::Run r = ingest({test::test_data("fairseq_issue301_legacy2018.log").string()});
+  EXPECT_EQ(r.format, "fairseq");
+  ASSERT_EQ(r.iterations.size(), 10u);
+  EXPECT_EQ(r.iterations[0].step, 76007);
+  EXPECT_NEAR(r.iterations[0].time_s, 908.0 / 962, 1e-12);
+  EXPECT_DOUBLE_EQ(r.iterations[0].tokens, 908);
+  EXPECT_DOUBLE_EQ(r.iterations[0].samples, 32);
+  EXPECT_NEAR(r.iterations[0].loss, 1.27, 1e-6);
+  EXPECT_EQ(r.iterations[7].step, 83230);
+  EXPECT_EQ(r.iterations[7].count, 1223u);  // 223 updates left in epoch 10, then 1000
+  double epoch10 = 0;
+  for (std::size_t i = 0; i < 7; ++i) epoch10 += r.iterations[i].time_s / 7;
+  EXPECT_NEAR(epoch10, 7747.0 / 8223, 0.005 * epoch10);
+  std::size_t evals = 0;
+  for (const auto& e : r.events) evals += e.kind == EventKind::kEval ? 1 : 0;
+  EXPECT_EQ(evals, 1u);
+}
+
+// samples-next/fairseq #940 (2019): wall 882 s at update 445, then 973, 1065, 1156, 1263 every
+// 50 updates: 882/445 = 1.982 s, then 91/50, 92/50, 91/50 and 107/50 s (the last interval holds
+// the validation at 600). train_wall is cumulative: 756, 840 -> 84 s inside the steps of the
+// second interval, 1.68 s an update. wpb 104,928 tokens an update.
+TEST(FairseqParser, Reads2019LinesByTheirWallClock) {
+  const std::string path = next_sample("facebookresearch_fairseq_issue940");
+  if (path.empty())
+    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/fairseq is not here");
+  const mfu::Run r = ingest({path});
+  EXPECT_EQ(r.format, "fairseq");
+  ASSERT_EQ(r.iterations.size(), 5u);
+  const double seconds[] = {882.0 / 445, 91.0 / 50, 92.0 / 50, 91.0 / 50, 107.0 / 50};
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_NEAR(r.iterations[i].time_s, seconds[i], 1e-12);
+  EXPECT_EQ(r.iterations[0].step, 445);
+  EXPECT_EQ(r.iterations[0].count, 445u);
+  EXPECT_NEAR(r.iterations[1].at(Phase::kForwardBackward), 84.0 / 50, 1e-12);
+  EXPECT_DOUBLE_EQ(r.iterations[1].tokens, 104872);
+  EXPECT_FALSE(has_diagnostic(r, "wps disagrees"));  // 104872 / 1.82 = 57,600 vs 53,351: close
+}
+
+// samples-next/fairseq #2338 (hydra, 2020): wall 1236, 1265, 1294, 1321 every 100 updates, so
+// 0.29, 0.29, 0.27 s an update, and train_wall 13 s per interval (the hydra meters reset at
+// each line). The printed wps=57.3 against wpb 1504 / 0.29 s = 5,186: 90x apart, said.
+TEST(FairseqParser, ReadsHydraLinesAndDistrustsTheirRates) {
+  const std::string path = next_sample("facebookresearch_fairseq_issue2338");
+  if (path.empty())
+    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/fairseq is not here");
+  const mfu::Run r = ingest({path});
+  EXPECT_EQ(r.format, "fairseq");
+  ASSERT_EQ(r.iterations.size(), 4u);
+  EXPECT_NEAR(r.iterations[1].time_s, 0.29, 1e-12);
+  EXPECT_NEAR(r.iterations[3].time_s, 0.27, 1e-12);
+  EXPECT_FALSE(known(r.iterations[0].at(Phase::kForwardBackward)));  // its interval is unknown
+  EXPECT_NEAR(r.iterations[1].at(Phase::kForwardBackward), 13.0 / 100, 1e-12);
+  EXPECT_TRUE(has_diagnostic(r, "wps disagrees"));
+}
+
+}  // namespace
+}  // namespace mfu
