@@ -55,6 +55,8 @@ class MlperfParser : public LineParser {
     } else if (key == "max_sequence_length" && value.is_number()) {
       seq_ = value.get<double>();
       out_.meta("seq_len", seq_, number);
+    } else if (key == "train_samples" && value.is_number()) {
+      train_samples_ = value.get<double>();
     } else if (key == "gradient_accumulation_steps" && value.is_number()) {
       out_.meta("grad_accum", value.get<double>(), number);
     } else if (key == "submission_platform" && value.is_string()) {
@@ -85,6 +87,18 @@ class MlperfParser : public LineParser {
       if (known(run_start_)) out_.meta("time_to_train_s", t - run_start_, number);
       if (meta.contains("status") && meta["status"].is_string())
         out_.meta("status", meta["status"].get<std::string>(), number);
+    } else if (key == "epoch_start" && known(run_start_) && last_point_t_ == run_start_ &&
+               known(t) && t > run_start_) {
+      // Set-up between run_start and the first epoch (R-GAT loads its graph there): inside
+      // MLPerf's time-to-train, but no training step's.
+      Event e;
+      e.kind = EventKind::kStartup;
+      e.timestamp_s = t;
+      e.duration_s = t - run_start_;
+      e.line = static_cast<std::uint32_t>(number);
+      e.detail = "run_start to the first epoch_start";
+      out_.add_event(std::move(e));
+      last_point_t_ = t;
     } else if (key == "eval_start") {
       eval_start_ = t;
     } else if (key == "eval_stop") {
@@ -113,7 +127,9 @@ class MlperfParser : public LineParser {
       }
       block_start_t_ = kUnknown;
     } else if (key == "tracked_stats") {
-      const double p2 = progress(meta, false);
+      // Evaluation batches ("validation_step_time", MLPerf v5) count with their own counter, and
+      // warm-up or init figures are no training progress.
+      const double p2 = training_stats(value) ? progress(meta, false) : kUnknown;
       if (known(p2)) {
         // Spans between progress points, without the evaluation time inside them.
         if (auto it = span(last_point_t_, t, last_point_p_, p2, number, eval_in_span_)) {
@@ -137,12 +153,28 @@ class MlperfParser : public LineParser {
   }
 
  private:
-  /// Progress in samples from block/stats metadata (gpt3 counts "epochs" in tokens).
+  /// tracked_stats of the training: none of its values is an evaluation's, a warm-up's or
+  /// the initialisation's.
+  static bool training_stats(const nlohmann::json& value) {
+    if (!value.is_object() || value.empty()) return false;
+    for (const auto& [k, v] : value.items())
+      if (k.rfind("validation", 0) == 0 || k.rfind("eval", 0) == 0 || k == "warmup_time" ||
+          k == "init_finished")
+        return false;
+    return true;
+  }
+
+  /// Progress in samples from block/stats metadata. The optimizer step, where given as a
+  /// whole number, wins: mlperf_common's blocks (v5) give the block's own samples_count beside
+  /// the run's step ("samples_count": 12288, "step": 768). Epochs are counted in the units of
+  /// each benchmark (to_samples).
   double progress(const nlohmann::json& meta, bool start) {
-    for (const char* k : {"samples_count", "step", "epoch_num"}) {
-      const double v = num(meta, k);
-      if (known(v)) return v;
-    }
+    const double step = num(meta, "step");
+    if (known(step) && step == std::floor(step) && known(gbs_) && gbs_ > 0) return step * gbs_;
+    if (const double s = num(meta, "samples_count"); known(s)) return s;
+    double epoch = num(meta, "epoch_num");
+    if (!known(epoch)) epoch = step;  // DLRM puts its epoch fraction under "step"
+    if (known(epoch)) return to_samples(epoch);
     const double first = num(meta, "first_epoch_num");
     const double count = num(meta, "epoch_count");
     if (start) {
@@ -153,9 +185,13 @@ class MlperfParser : public LineParser {
     return kUnknown;
   }
 
+  /// An epoch count in samples: GPT-3 counts tokens, BERT counts samples already (its "epoch"
+  /// values are in the hundreds of thousands), the others count epochs of train_samples (R-GAT
+  /// stops at epoch 0.9, DLRM at 0.75).
   double to_samples(double epochs) const {
-    // MLPerf GPT-3 logs count training progress in tokens.
     if (benchmark_ == "gpt3" && known(seq_) && seq_ > 0) return epochs / seq_;
+    if (known(train_samples_) && train_samples_ > 0 && epochs < 1000)
+      return epochs * train_samples_;
     return epochs;
   }
 
@@ -184,6 +220,7 @@ class MlperfParser : public LineParser {
   std::string benchmark_;
   double gbs_ = kUnknown;
   double seq_ = kUnknown;
+  double train_samples_ = kUnknown;
   double init_start_ = kUnknown;
   double run_start_ = kUnknown;
   double eval_start_ = kUnknown;
