@@ -173,13 +173,13 @@ const std::map<std::string, std::set<std::string>>& landed_next_folders() {
       {"deepspeed", {"deepspeed", "megatron"}},
       {"fairseq", {"fairseq"}},
       {"hf_trainer", {"hf-trainer", "hf-trainer-state"}},
-      {"llama2c", {"nanogpt"}},
+      {"kineto_trace", {"kineto"}},
+      {"llama2c", {"nanogpt"}},  // llama2.c, llm.c and nanoGPT share one parser
+      {"megatron_ranks", {"megatron", "torchtitan"}},
       {"mlperf", {"mlperf"}},
       // trainer_log.jsonl; the web UI's running_log.txt is the Trainer's console under
       // LLaMA-Factory's logger; train_results.json is the Trainer's summary.
-      {"llamafactory",
-       {"llamafactory", "hf-trainer",
-        "hf-trainer-state"}},  // llama2.c, llm.c and nanoGPT share one parser
+      {"llamafactory", {"llamafactory", "hf-trainer", "hf-trainer-state"}},
       {"nanotron", {"nanotron"}},
       {"nemo1", {"nemo"}},
       {"nemo2", {"nemo"}},
@@ -190,8 +190,7 @@ const std::map<std::string, std::set<std::string>>& landed_next_folders() {
 }
 
 const std::set<std::string>& pending_next_folders() {
-  static const std::set<std::string> s = {"kineto_trace", "megatron_ranks", "mlperf", "olmo",
-                                          "tensorboard"};
+  static const std::set<std::string> s = {"olmo", "tensorboard"};
   return s;
 }
 
