@@ -426,7 +426,7 @@ const std::vector<const FormatSpec*>& format_registry() {
       &maxtext_format(),          &deepspeed_format(),     &megatron_format(),
       &nanogpt_format(),          &nemo_format(),          &nanotron_format(),
       &torchtune_format(),        &verl_format(),          &fairseq_format(),
-      &hf_trainer_format()};
+      &olmo_format(),             &hf_trainer_format()};
   return registry;
 }
 

@@ -158,6 +158,7 @@ const FormatSpec& torchtune_format();
 const FormatSpec& verl_format();
 const FormatSpec& llamafactory_format();
 const FormatSpec& fairseq_format();
+const FormatSpec& olmo_format();
 
 /// Post-processing shared by every format: merges per-rank duplicates of one step, finds
 /// restarts (the step counter goes back), sets how many iterations each record stands for,

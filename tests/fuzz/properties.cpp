@@ -187,7 +187,7 @@ const std::vector<Target>& targets() {
           "torchtitan", "hf-trainer", "hf-trainer-state", "deepspeed", "nanogpt",
           "mlperf",     "maxtext",    "lightning-csv",    "kineto",    "metadata",
           "nemo",       "nanotron",   "torchtune",        "verl",      "llamafactory",
-          "fairseq"}) {
+          "fairseq",    "olmo"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';

@@ -48,6 +48,7 @@ seeds() {  # target -> seed files, one per line
     ingest_verl) ls "$d"/verl_* "$d"/dschat_*; find "$SAMPLES/../samples-next/verl" -type f 2>/dev/null ;;
     ingest_llamafactory) ls "$d"/llamafactory_*; find "$SAMPLES/../samples-next/llamafactory" -type f 2>/dev/null ;;
     ingest_fairseq) ls "$d"/fairseq_*; find "$SAMPLES/../samples-next/fairseq" -type f 2>/dev/null ;;
+    ingest_olmo) find "$SAMPLES/../samples-next/olmo" -type f 2>/dev/null ;;
     ingest_mlperf|ingest_metadata) ls "$d"/mlperf_*; find "$SAMPLES/mlperf" -type f 2>/dev/null ;;
     ingest_maxtext) ls "$d"/maxtext_*; find "$SAMPLES/other" -type f 2>/dev/null ;;
     ingest_lightning_csv) ls "$d"/lightning_metrics.csv ;;

@@ -181,6 +181,7 @@ const std::map<std::string, std::set<std::string>>& landed_next_folders() {
       // LLaMA-Factory's logger; train_results.json is the Trainer's summary.
       {"llamafactory", {"llamafactory", "hf-trainer", "hf-trainer-state"}},
       {"nanotron", {"nanotron"}},
+      {"olmo", {"olmo", "maxtext"}},  // and a MaxText tutorial's lines
       {"nemo1", {"nemo"}},
       {"nemo2", {"nemo"}},
       {"torchtune", {"torchtune"}},
@@ -190,7 +191,7 @@ const std::map<std::string, std::set<std::string>>& landed_next_folders() {
 }
 
 const std::set<std::string>& pending_next_folders() {
-  static const std::set<std::string> s = {"olmo", "tensorboard"};
+  static const std::set<std::string> s = {"tensorboard"};
   return s;
 }
 
