@@ -75,8 +75,12 @@ const FormatSpec& choose_format(std::string_view head, const std::string& name,
                 "point mfu at a training log, or pipe one in with '-'");
   }
   if (looks_binary(head)) {
+    for (const auto* f : detail::format_registry())
+      if (f->binary && f->sniff(head, fs::path(name).filename().string()) >= 1.0) return *f;
     throw Error(fmt::format("'{}' looks like binary data, not a training log", name),
-                fmt::format("mfu reads text logs (plain, .gz or .zst): {}", format_list()));
+                fmt::format("mfu reads text logs (plain, .gz or .zst) and TensorBoard event "
+                            "files: {}",
+                            format_list()));
   }
   guess = detect_format(head, fs::path(name).filename().string());
   const FormatGuess& g = guess;
@@ -418,15 +422,30 @@ namespace mfu::detail {
 
 const std::vector<const FormatSpec*>& format_registry() {
   // Order breaks ties: specific formats before generic ones.
-  static const std::vector<const FormatSpec*> registry = {
-      &kineto_format(),           &mlperf_format(),        &megatron_golden_format(),
-      &hf_trainer_state_format(), &metadata_format(),      &llamafactory_format(),
-      &native_jsonl_format(),
-      &native_csv_format(),       &lightning_csv_format(), &torchtitan_format(),
-      &maxtext_format(),          &deepspeed_format(),     &megatron_format(),
-      &nanogpt_format(),          &nemo_format(),          &nanotron_format(),
-      &torchtune_format(),        &verl_format(),          &fairseq_format(),
-      &olmo_format(),             &hf_trainer_format()};
+  static const std::vector<const FormatSpec*> registry = {&kineto_format(),
+                                                          &tensorboard_format(),
+                                                          &mlperf_format(),
+                                                          &megatron_golden_format(),
+                                                          &hf_trainer_state_format(),
+                                                          &metadata_format(),
+                                                          &llamafactory_format(),
+                                                          &native_jsonl_format(),
+                                                          &native_csv_format(),
+                                                          &lightning_csv_format(),
+                                                          &torchtitan_format(),
+                                                          &maxtext_format(),
+                                                          &deepspeed_format(),
+                                                          &megatron_format(),
+                                                          &nanogpt_format(),
+                                                          &nemo_format(),
+                                                          &nanotron_format(),
+                                                          &torchtune_format(),
+                                                          &verl_format(),
+                                                          &fairseq_format(),
+                                                          &olmo_format(),
+                                                          &wandb_history_format(),
+                                                          &wandb_summary_format(),
+                                                          &hf_trainer_format()};
   return registry;
 }
 

@@ -131,6 +131,8 @@ struct FormatSpec {
   /// Lines are parsed as they are, without prefix peeling (CSV, whose first column could be
   /// a timestamp that belongs to the table).
   bool raw_lines = false;
+  /// A binary container (TFRecord): sniffed even where the head is not text.
+  bool binary = false;
 };
 
 /// All formats in tie-break order.
@@ -159,6 +161,9 @@ const FormatSpec& verl_format();
 const FormatSpec& llamafactory_format();
 const FormatSpec& fairseq_format();
 const FormatSpec& olmo_format();
+const FormatSpec& tensorboard_format();
+const FormatSpec& wandb_history_format();
+const FormatSpec& wandb_summary_format();
 
 /// Post-processing shared by every format: merges per-rank duplicates of one step, finds
 /// restarts (the step counter goes back), sets how many iterations each record stands for,

@@ -183,11 +183,11 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> all = [] {
     std::vector<Target> t;
     for (const char* f :
-         {"",           "native",     "native-csv",       "megatron",  "megatron-golden",
-          "torchtitan", "hf-trainer", "hf-trainer-state", "deepspeed", "nanogpt",
-          "mlperf",     "maxtext",    "lightning-csv",    "kineto",    "metadata",
-          "nemo",       "nanotron",   "torchtune",        "verl",      "llamafactory",
-          "fairseq",    "olmo"}) {
+         {"",           "native",     "native-csv",       "megatron",      "megatron-golden",
+          "torchtitan", "hf-trainer", "hf-trainer-state", "deepspeed",     "nanogpt",
+          "mlperf",     "maxtext",    "lightning-csv",    "kineto",        "metadata",
+          "nemo",       "nanotron",   "torchtune",        "verl",          "llamafactory",
+          "fairseq",    "olmo",       "tensorboard",      "wandb-history", "wandb-summary"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';

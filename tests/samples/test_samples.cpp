@@ -184,6 +184,8 @@ const std::map<std::string, std::set<std::string>>& landed_next_folders() {
       {"olmo", {"olmo", "maxtext"}},  // and a MaxText tutorial's lines
       {"nemo1", {"nemo"}},
       {"nemo2", {"nemo"}},
+      // Megatron-LM event files, and a W&B run's output.log (nanoGPT's console) and summary.
+      {"tensorboard", {"tensorboard", "nanogpt", "wandb-summary"}},
       {"torchtune", {"torchtune"}},
       {"verl", {"verl"}},
   };
@@ -191,7 +193,7 @@ const std::map<std::string, std::set<std::string>>& landed_next_folders() {
 }
 
 const std::set<std::string>& pending_next_folders() {
-  static const std::set<std::string> s = {"tensorboard"};
+  static const std::set<std::string> s = {};
   return s;
 }
 
