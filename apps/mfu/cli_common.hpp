@@ -96,6 +96,7 @@ class Output {
 /// --format, --strict, --max-warnings.
 struct IngestFlags {
   std::string format;
+  std::string pattern;
   bool strict = false;
   std::size_t max_warnings = 20;
   bool force_merge = false;

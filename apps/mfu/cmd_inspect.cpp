@@ -15,6 +15,12 @@ void add_ingest_flags(CLI::App* cmd, IngestFlags& f) {
   cmd->add_option("--format", f.format,
                   "Force the input format instead of detecting it (see 'mfu inspect --formats')")
       ->group("Input");
+  cmd->add_option("--pattern", f.pattern,
+                  "Read step lines with this regular expression (ECMAScript) and its named "
+                  "groups: (?<step>...) and any of time_s, time_ms, elapsed_s, tokens, "
+                  "tokens_per_s, samples, samples_per_s, tflops_per_gpu, mfu (percent), loss. "
+                  "Example: --pattern 'step (?<step>\\d+) .*step-time (?<time_s>[\\d.]+) sec'")
+      ->group("Input");
   cmd->add_flag("--strict", f.strict,
                 "A record line that does not parse is an error, not a warning (mfu check: also "
                 "fail a regression "
@@ -31,6 +37,15 @@ void add_ingest_flags(CLI::App* cmd, IngestFlags& f) {
 IngestOptions ingest_options(const IngestFlags& f, const GlobalOptions& g) {
   IngestOptions o;
   o.format = f.format;
+  if (!f.pattern.empty()) {
+    if (!f.format.empty() && f.format != "pattern")
+      throw Error(
+          fmt::format("--pattern reads the lines itself; it cannot be combined with "
+                      "--format {}",
+                      f.format));
+    o.format = "pattern";
+    o.pattern = f.pattern;
+  }
   o.strict = f.strict;
   o.max_diagnostics = f.max_warnings;
   o.force_merge = f.force_merge;

@@ -33,6 +33,10 @@ struct IngestOptions {
   /// Merge inputs whose metadata says they are different jobs (model shape, GPU count, GPU,
   /// format) instead of refusing them.
   bool force_merge = false;
+  /// A regular expression with named groups for step lines (format "pattern"): (?<step>...)
+  /// and any of time_s, time_ms, elapsed_s, tokens, tokens_per_s, samples, samples_per_s,
+  /// tflops_per_gpu, mfu (percent), loss.
+  std::string pattern;
   /// Called with progress messages ("reading x.log (megatron)") when set.
   std::function<void(const std::string&)> on_progress;
 };

@@ -164,6 +164,8 @@ const FormatSpec& olmo_format();
 const FormatSpec& tensorboard_format();
 const FormatSpec& wandb_history_format();
 const FormatSpec& wandb_summary_format();
+const FormatSpec& generic_format();
+const FormatSpec& pattern_format();
 
 /// Post-processing shared by every format: merges per-rank duplicates of one step, finds
 /// restarts (the step counter goes back), sets how many iterations each record stands for,

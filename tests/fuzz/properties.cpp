@@ -105,6 +105,10 @@ void check_ingest(std::string_view data, const std::string& format) {
   IngestOptions io;
   io.format = format;
   io.threads = 1;
+  // The pattern reader with a pattern of every kind of group it reads.
+  if (format == "pattern")
+    io.pattern =
+        R"(step (?<step>\d+).*?time (?<time_s>[\d.]+)(?:.*?tok/s (?<tokens_per_s>[\d.]+))?)";
   Run run;
   try {
     run = ingest_text(data, format == "kineto" ? "fuzz.json" : "fuzz.log", io);
@@ -187,7 +191,8 @@ const std::vector<Target>& targets() {
           "torchtitan", "hf-trainer", "hf-trainer-state", "deepspeed",     "nanogpt",
           "mlperf",     "maxtext",    "lightning-csv",    "kineto",        "metadata",
           "nemo",       "nanotron",   "torchtune",        "verl",          "llamafactory",
-          "fairseq",    "olmo",       "tensorboard",      "wandb-history", "wandb-summary"}) {
+          "fairseq",    "olmo",       "tensorboard",      "wandb-history", "wandb-summary",
+          "generic",    "pattern"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';

@@ -50,6 +50,7 @@ seeds() {  # target -> seed files, one per line
     ingest_fairseq) ls "$d"/fairseq_*; find "$SAMPLES/../samples-next/fairseq" -type f 2>/dev/null ;;
     ingest_olmo) find "$SAMPLES/../samples-next/olmo" -type f 2>/dev/null ;;
     ingest_tensorboard|ingest_wandb_history|ingest_wandb_summary) find "$SAMPLES/../samples-next/tensorboard" -type f 2>/dev/null ;;
+    ingest_generic|ingest_pattern) ls "$d"/generic_* "$d"/pattern_* ;;
     ingest_mlperf|ingest_metadata) ls "$d"/mlperf_*; find "$SAMPLES/mlperf" -type f 2>/dev/null ;;
     ingest_maxtext) ls "$d"/maxtext_*; find "$SAMPLES/other" -type f 2>/dev/null ;;
     ingest_lightning_csv) ls "$d"/lightning_metrics.csv ;;
