@@ -199,6 +199,8 @@ struct Analysis {
 
   /// The framework's own count, when the log prints it.
   std::optional<double> framework_mfu_steady;
+  /// The MFU the log itself prints (steady records, time-weighted), under its own peak.
+  std::optional<double> framework_printed_mfu;
   std::optional<double> framework_flops_per_s_per_gpu;
   std::string framework_convention;  ///< the convention mfu believes the framework used
   std::optional<double> recomputed_flops_per_s_per_gpu;  ///< mfu's count under that convention

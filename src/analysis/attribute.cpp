@@ -223,6 +223,10 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
   if (known(fpi) && can_ideal_)
     t_.mfu_per_iteration.push_back(
         {static_cast<float>(fpi / (r_.peak * r_.gpus * t)), static_cast<float>(c)});
+  if (known(it.reported_mfu) && it.reported_mfu > 0) {
+    t_.printed_mfu_sum += it.reported_mfu * c * t;
+    t_.printed_mfu_time += c * t;
+  }
   if (known(it.reported_flops_per_gpu)) {
     t_.reported_sum += it.reported_flops_per_gpu * c * t;
     t_.reported_time += c * t;

@@ -12,6 +12,7 @@ namespace mfu::detail {
 namespace {
 
 void framework_count(const Resolved& r, const Totals& t, Analysis& a) {
+  if (t.printed_mfu_time > 0) a.framework_printed_mfu = t.printed_mfu_sum / t.printed_mfu_time;
   if (!(t.reported_time > 0)) return;
   a.framework_flops_per_s_per_gpu = t.reported_sum / t.reported_time;
   if (known(r.peak)) a.framework_mfu_steady = *a.framework_flops_per_s_per_gpu / r.peak;

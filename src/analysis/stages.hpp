@@ -227,6 +227,7 @@ struct Totals {
   double time_steady = 0, time_no_flops = 0, time_steady_no_flops = 0;
   double tokens_all = 0, tokens_steady = 0, productive = 0;
   double reported_sum = 0, reported_time = 0, recomputed_sum = 0;
+  double printed_mfu_sum = 0, printed_mfu_time = 0;  ///< the MFU the log prints, time-weighted
   std::uint64_t iterations_total = 0, iterations_steady = 0, iterations_warm = 0;
   double warm_time = 0;
   std::size_t capped = 0, flops_filled = 0, flops_left_out = 0, timers_over = 0;

@@ -13,9 +13,25 @@ std::string pct_or(const std::optional<double>& v, const char* fallback) {
   return v ? format_percent(*v) : std::string(fallback);
 }
 
+/// Without mfu's own count, the framework's: its FLOP/s per GPU over the peak (no GPU count
+/// needed), else the MFU it prints. Labelled as the framework's; an impossible one is not used.
+std::string framework_headline(const Analysis& a) {
+  if (a.framework_mfu_steady && *a.framework_mfu_steady <= 1.0)
+    return fmt::format(
+        "MFU {} by the framework's own FLOP/s count ({} per GPU; mfu's own needs "
+        "what 'not known' lists)",
+        format_percent(*a.framework_mfu_steady),
+        format_flop_rate(*a.framework_flops_per_s_per_gpu));
+  if (a.framework_printed_mfu && *a.framework_printed_mfu <= 1.0)
+    return fmt::format(
+        "MFU {} as the framework prints it (its own peak and count; mfu's own "
+        "needs what 'not known' lists)",
+        format_percent(*a.framework_printed_mfu));
+  return "MFU unknown";
+}
+
 std::string headline(const Analysis& a) {
-  std::string s =
-      a.mfu ? fmt::format("MFU {}", format_percent(*a.mfu)) : std::string("MFU unknown");
+  std::string s = a.mfu ? fmt::format("MFU {}", format_percent(*a.mfu)) : framework_headline(a);
   if (a.mfu_steady) s += fmt::format(" (steady state {})", format_percent(*a.mfu_steady));
   if (a.hfu) s += fmt::format(", HFU {}", format_percent(*a.hfu));
   if (known(a.gpus) || !a.gpu.empty()) {

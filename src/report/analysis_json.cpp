@@ -98,6 +98,7 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
                           {"advice", f.advice}});
   j["framework"] = {{"flops_per_s_per_gpu", opt(a.framework_flops_per_s_per_gpu)},
                     {"mfu_steady", opt(a.framework_mfu_steady)},
+                    {"printed_mfu", opt(a.framework_printed_mfu)},
                     {"convention", a.framework_convention},
                     {"recomputed_flops_per_s_per_gpu", opt(a.recomputed_flops_per_s_per_gpu)},
                     {"agreement", opt(a.framework_agreement)}};
