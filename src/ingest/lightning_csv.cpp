@@ -13,6 +13,19 @@
 namespace mfu::detail {
 namespace {
 
+/// A ThroughputMonitor column without the stage Lightning 2.x puts before it ("train/time",
+/// "train|device/mfu" -> "time", "device/mfu"); other stages' ("validate/time") and other
+/// columns stay as they are.
+std::string throughput_column(const std::string& h) {
+  for (const char* stage : {"train/", "train|"}) {
+    const std::string rest = h.substr(std::min(h.size(), std::string(stage).size()));
+    if (starts_with(h, stage) && (rest == "time" || rest == "samples" || rest == "lengths" ||
+                                  rest == "batches" || starts_with(rest, "device/")))
+      return rest;
+  }
+  return h;
+}
+
 class LightningCsvParser : public LineParser {
  public:
   explicit LightningCsvParser(RunBuilder& out) : out_(out) {}
@@ -24,7 +37,7 @@ class LightningCsvParser : public LineParser {
     if (header_.empty()) {
       for (auto& f : fields) header_.push_back(std::string(trim(f)));
       for (std::size_t i = 0; i < header_.size(); ++i) {
-        const std::string& h = header_[i];
+        const std::string h = throughput_column(header_[i]);
         if (h == "step")
           col_step_ = static_cast<int>(i);
         else if (h == "epoch")
@@ -129,8 +142,9 @@ double sniff(std::string_view head, std::string_view filename) {
   for (const auto& c : cols) {
     step = step || c == "step";
     epoch = epoch || c == "epoch";
-    lightning = lightning || starts_with(c, "device/") || c == "batches" || c == "lengths" ||
-                starts_with(c, "train_") || starts_with(c, "val_") || starts_with(c, "lr-");
+    lightning = lightning || starts_with(throughput_column(std::string(c)), "device/") ||
+                c == "batches" || c == "lengths" || starts_with(c, "train_") ||
+                starts_with(c, "val_") || starts_with(c, "lr-");
     native_time = native_time || c == "time_s" || c == "time_ms";
   }
   if (!step || native_time) return 0;

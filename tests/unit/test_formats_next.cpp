@@ -9,6 +9,7 @@
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
 #include "test_util.hpp"
+#include "text.hpp"
 
 namespace mfu {
 namespace {
@@ -208,6 +209,44 @@ TEST(NanotronParser, ReadsTheSamplesWithTheirPrefixes) {
   EXPECT_DOUBLE_EQ(b.iterations[0].time_s, 28.2);
   EXPECT_EQ(b.meta.number("gpus").value_or(0), 32);
   EXPECT_NEAR(b.iterations[0].reported_flops_per_gpu, 26.7e12, 1e6);
+}
+
+// Lightning 2.x's ThroughputMonitor puts the stage before its columns ("train/time",
+// "train/device/mfu", "train/device/flops_per_sec"): the same metrics.csv with those headers
+// reads as the unprefixed one, record for record; a validation stage's columns are not read as
+// the training's.
+TEST(LightningCsv, StagePrefixedThroughputColumnsReadAsTheUnprefixed) {
+  const std::string plain = test::read_file(test::test_data("lightning_metrics.csv"));
+  const std::size_t nl = plain.find('\n');
+  std::string header = plain.substr(0, nl), prefixed;
+  for (auto part : detail::split(header, ',')) {
+    const std::string c(part);
+    const bool monitor = c == "time" || c == "batches" || c == "samples" || c == "lengths" ||
+                         c.rfind("device/", 0) == 0;
+    prefixed += (prefixed.empty() ? "" : ",") + (monitor ? "train/" + c : c);
+  }
+  const mfu::Run a = ingest_text(plain, "metrics.csv");
+  const mfu::Run b = ingest_text(prefixed + plain.substr(nl), "metrics.csv");
+  EXPECT_EQ(b.format, "lightning-csv");
+  ASSERT_EQ(a.iterations.size(), b.iterations.size());
+  ASSERT_FALSE(a.iterations.empty());
+  auto same = [](double x, double y) { return (std::isnan(x) && std::isnan(y)) || x == y; };
+  std::size_t timed = 0;
+  for (std::size_t i = 0; i < a.iterations.size(); ++i) {
+    EXPECT_TRUE(same(b.iterations[i].time_s, a.iterations[i].time_s)) << i;
+    EXPECT_TRUE(
+        same(b.iterations[i].reported_flops_per_gpu, a.iterations[i].reported_flops_per_gpu))
+        << i;
+    timed += known(a.iterations[i].time_s) ? 1 : 0;
+  }
+  EXPECT_GT(timed, 0u);
+  std::string validate = header;
+  for (const char* c : {"time,", "device/mfu,"}) {
+    const std::size_t p = validate.find(c);
+    validate.insert(p, "validate/");
+  }
+  const mfu::Run v = ingest_text(validate + plain.substr(nl), "metrics.csv");
+  for (std::size_t i = 0; i < v.iterations.size(); ++i) EXPECT_FALSE(known(v.iterations[i].time_s));
 }
 
 }  // namespace
