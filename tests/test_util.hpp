@@ -98,6 +98,16 @@ inline std::filesystem::path samples_next_dir() {
   return std::filesystem::is_directory(p) ? p : std::filesystem::path();
 }
 
+/// A file of ../shared/samples-next/FOLDER whose name starts with `prefix`; empty when the
+/// folder (or such a file) is not there.
+inline std::string next_sample(const std::string& folder, const std::string& prefix) {
+  const auto root = samples_next_dir();
+  if (root.empty() || !std::filesystem::is_directory(root / folder)) return "";
+  for (const auto& e : std::filesystem::directory_iterator(root / folder))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
+  return "";
+}
+
 /// Compares `actual` to tests/golden/NAME; rewrites the file when MFU_UPDATE_GOLDEN=1.
 inline void expect_golden(const std::string& name, const std::string& actual) {
   const auto path = source_dir() / "tests" / "golden" / name;

@@ -19,8 +19,8 @@ namespace {
 
 struct Generated {
   std::string text;
-  double wall_s = 0;        ///< what the generator's own clock says
-  double inside_s = 0;      ///< checkpoint seconds written inside slow steps
+  double wall_s = 0;    ///< what the generator's own clock says
+  double inside_s = 0;  ///< checkpoint seconds written inside slow steps
   bool timestamps = false;
 };
 

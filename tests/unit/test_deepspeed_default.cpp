@@ -19,14 +19,6 @@ bool has_diagnostic(const mfu::Run& r, const std::string& text) {
   return false;
 }
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "deepspeed")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "deepspeed"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 // deepspeedai/DeepSpeed issue #1825: DeepSpeed under the Hugging Face Trainer in a notebook, HTML
 // objects between the lines, the pre-2022 throughput timer "0/40, SamplesPerSec=...". Steps 40,
 // 50, 60 at 02:06:58,985, 02:07:14,130 and 02:07:29,274: 15.145 s and 15.144 s for 10 steps each.
@@ -47,7 +39,8 @@ TEST(DeepSpeedDefault, EngineStepLinesAreTimedByTheirTimestamps) {
 // throughput timer's CurrSamplesPerSec=213.49 says 64 / 213.49 = 0.2998 s for the last step,
 // a second clock that must agree within 1%. 1840 steps, 20 skipped.
 TEST(DeepSpeedDefault, TimestampsAgreeWithTheThroughputTimer) {
-  const std::string path = next_sample("deepspeedai_DeepSpeedExamples_dschat_step2");
+  const std::string path =
+      test::next_sample("deepspeed", "deepspeedai_DeepSpeedExamples_dschat_step2");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/deepspeed is not here");
   const mfu::Run r = ingest({path});
@@ -66,7 +59,7 @@ TEST(DeepSpeedDefault, TimestampsAgreeWithTheThroughputTimer) {
 // the previous print, which this log does not show: its timers are not taken as one step's
 // (forward 519 ms + backward 1815 ms would be 8 times the step).
 TEST(DeepSpeedDefault, PipelineEngineLineIsTheStep) {
-  const std::string path = next_sample("mosaicml_llm-foundry");
+  const std::string path = test::next_sample("deepspeed", "mosaicml_llm-foundry");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/deepspeed is not here");
   const mfu::Run r = ingest({path});
@@ -133,7 +126,7 @@ TEST(DeepSpeedDefault, StepLinesGiveWayToRicherRecords) {
 // agree: iteration 1 4220.8 ms
 // against steps 1 4.218 s, 2: 1346.3 ms / 1.337 s, 2500: 1206.4 ms / 1.200 s (within 1%).
 TEST(DeepSpeedDefault, MegatronDeepSpeedPrintsBothAndTheyAgree) {
-  const std::string path = next_sample("liguodongiot");
+  const std::string path = test::next_sample("deepspeed", "liguodongiot");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/deepspeed is not here");
   const mfu::Run mega = ingest({path});

@@ -8,14 +8,6 @@
 namespace mfu {
 namespace {
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "fairseq")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "fairseq"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 bool has_diagnostic(const mfu::Run& r, const std::string& text) {
   for (const auto& d : r.diagnostics)
     if (d.message.find(text) != std::string::npos) return true;
@@ -52,7 +44,7 @@ TEST(FairseqParser, Reads2018LinesWithoutAClock) {
 // the validation at 600). train_wall is cumulative: 756, 840 -> 84 s inside the steps of the
 // second interval, 1.68 s an update. wpb 104,928 tokens an update.
 TEST(FairseqParser, Reads2019LinesByTheirWallClock) {
-  const std::string path = next_sample("facebookresearch_fairseq_issue940");
+  const std::string path = test::next_sample("fairseq", "facebookresearch_fairseq_issue940");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/fairseq is not here");
   const mfu::Run r = ingest({path});
@@ -71,7 +63,7 @@ TEST(FairseqParser, Reads2019LinesByTheirWallClock) {
 // 0.29, 0.29, 0.27 s an update, and train_wall 13 s per interval (the hydra meters reset at
 // each line). The printed wps=57.3 against wpb 1504 / 0.29 s = 5,186: 90x apart, said.
 TEST(FairseqParser, ReadsHydraLinesAndDistrustsTheirRates) {
-  const std::string path = next_sample("facebookresearch_fairseq_issue2338");
+  const std::string path = test::next_sample("fairseq", "facebookresearch_fairseq_issue2338");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/fairseq is not here");
   const mfu::Run r = ingest({path});

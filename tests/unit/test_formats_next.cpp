@@ -18,15 +18,6 @@ mfu::Run read(const std::string& name) {
   return ingest({test::test_data(name).string()});
 }
 
-/// A file of ../shared/samples-next/FOLDER whose name starts with `prefix`; empty when absent.
-std::string next_sample(const std::string& folder, const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / folder)) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / folder))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 // NeMo 2 (NVIDIA-BioNeMo/bionemo-recipes PR #740): six consecutive logged steps, each printing
 // train_step_timing in s; global_batch_size 1.
 TEST(NemoParser, ReadsNemo2StepLines) {
@@ -61,7 +52,7 @@ TEST(NemoParser, ReadsTheBenchmarkRecipesLines) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.prefix);
-    const std::string path = next_sample(c.folder, c.prefix);
+    const std::string path = test::next_sample(c.folder, c.prefix);
     if (path.empty())
       MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nemo1 or nemo2 is not here");
     const mfu::Run r = ingest({path});
@@ -101,7 +92,7 @@ TEST(NemoParser, RedrawsOfOneStepAreOneRecordAndTheClockTimesUntimedBars) {
 // 0..8 with loss and consumed samples but no time. Read, and then refused by analyze (no step
 // time: nothing to judge) — the CLI test checks the exit code.
 TEST(NemoParser, LinesWithoutTimingAreRecordsWithoutTime) {
-  const std::string path = next_sample("nemo2", "NVIDIA-NeMo_Speech_pr10128");
+  const std::string path = test::next_sample("nemo2", "NVIDIA-NeMo_Speech_pr10128");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nemo2 is not here");
   const mfu::Run r = ingest({path});
@@ -138,7 +129,7 @@ TEST(Llama2cParser, ReadsTrainPyLinesAndTakesTheEvaluationsOut) {
 // llm.c's AMD port (samples-next/llama2c, anthonix/llm.c issue #2): the fields without llm.c's
 // parentheses, loss nan. Step 10: 36.58 ms, 9.2% bf16 MFU, 112241 tok/s (4105.8 tokens).
 TEST(Llama2cParser, ReadsLlmcPortLinesWithoutParentheses) {
-  const std::string path = next_sample("llama2c", "anthonix_llm.c");
+  const std::string path = test::next_sample("llama2c", "anthonix_llm.c");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/llama2c is not here");
   const mfu::Run r = ingest({path});
@@ -190,8 +181,8 @@ TEST(NanotronParser, ReadsSuffixesAtScale) {
 // 41.2 ms, 39.4 ms on 8 GPUs (14.2K / 1.78K); issue #233's resumed iteration 12001 under a Slurm
 // prefix, 28.2K ms on 32 GPUs (74.5K / 2.33K) at 26.7 TFLOP/s per GPU.
 TEST(NanotronParser, ReadsTheSamplesWithTheirPrefixes) {
-  const std::string tiny = next_sample("nanotron", "huggingface_nanotron_pr23");
-  const std::string resumed = next_sample("nanotron", "huggingface_nanotron_issue233");
+  const std::string tiny = test::next_sample("nanotron", "huggingface_nanotron_pr23");
+  const std::string resumed = test::next_sample("nanotron", "huggingface_nanotron_issue233");
   if (tiny.empty() || resumed.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nanotron is not here");
   const mfu::Run a = ingest({tiny});

@@ -10,14 +10,6 @@
 namespace mfu {
 namespace {
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "hf_trainer")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "hf_trainer"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 bool has_diagnostic(const mfu::Run& r, const std::string& text) {
   for (const auto& d : r.diagnostics)
     if (d.message.find(text) != std::string::npos) return true;
@@ -28,7 +20,7 @@ bool has_diagnostic(const mfu::Run& r, const std::string& text) {
 // taking the bar's step and its elapsed clock: step 10 at 01:29 (8.9 s a step), step 490 at
 // 29:00, so the 49 records hold 1740 s.
 TEST(HfTrainerNext, TrlConsoleTakesTheBarsStepsAndClock) {
-  const std::string path = next_sample("JuncyLu");
+  const std::string path = test::next_sample("hf_trainer", "JuncyLu");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/hf_trainer is not here");
   const mfu::Run r = ingest({path});
@@ -47,8 +39,8 @@ TEST(HfTrainerNext, TrlConsoleTakesTheBarsStepsAndClock) {
 // its train_results.json alone has train_steps_per_second 0.003, which is 0.0025..0.0035 and so
 // 2144..3002 steps: the count (2573) is said to be uncertain by 17%, while the wall time is not.
 TEST(HfTrainerNext, StateGivesTheStepsAndRoundedRatesAreSaid) {
-  const std::string state = next_sample("hsc748NLP_NSLLM_trainer_state");
-  const std::string results = next_sample("hsc748NLP_NSLLM_train_results");
+  const std::string state = test::next_sample("hf_trainer", "hsc748NLP_NSLLM_trainer_state");
+  const std::string results = test::next_sample("hf_trainer", "hsc748NLP_NSLLM_train_results");
   if (state.empty() || results.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/hf_trainer is not here");
   const mfu::Run s = ingest({state});

@@ -25,14 +25,6 @@ bool has_diagnostic(const mfu::Run& r, const std::string& text) {
   return false;
 }
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "llamafactory")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "llamafactory"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 // hiyouga/LlamaFactory issue #774, the last lines of a Llama-2 pre-training: steps 3200-3230 at
 // 5:13:22, 5:14:24, 5:15:22, 5:16:20. The first line stands for the 3200 steps since training
 // began (18802 s, 5.876 s each); then 62, 58 and 58 s for 10 steps each. The last line has no
@@ -65,8 +57,8 @@ TEST(LlamaFactoryParser, StepsAndTimesAreTheFilesOwn) {
 // printed) to 6560 at 6:35:21 = 23,721 s; 79,580 + 23,721 - 158 = 103,143 s, within 0.1%
 // (which process logged a step first moves a few seconds). 240 steps redone.
 TEST(LlamaFactoryParser, ReadsTheSamples) {
-  const std::string one = next_sample("suzushi-tw_luojiu-7b-base_llama2");
-  const std::string two = next_sample("rameyjm7");
+  const std::string one = test::next_sample("llamafactory", "suzushi-tw_luojiu-7b-base_llama2");
+  const std::string two = test::next_sample("llamafactory", "rameyjm7");
   if (one.empty() || two.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/llamafactory is not here");
   const mfu::Run a10 = ingest({one});
@@ -166,7 +158,7 @@ TEST(LlamaFactoryWriters, EachStepOnceTimedByItsOwnProcess) {
 // (22.6 s a step). The last dict (epoch 123.48) is the 421st: step 2105, and 123.48 x 17.05
 // (1091 micro-batches / 64 a step) = 2105 agrees.
 TEST(HfTrainerConsole, StepsFromTheHeaderAndTimesFromTheLoggersClock) {
-  const std::string path = next_sample("LzZzZx328");
+  const std::string path = test::next_sample("llamafactory", "LzZzZx328");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/llamafactory is not here");
   const mfu::Run r = ingest({path});

@@ -10,14 +10,6 @@
 namespace mfu {
 namespace {
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "mlperf")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "mlperf"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 std::size_t restarts(const mfu::Run& r) {
   std::size_t n = 0;
   for (const auto& e : r.events) n += e.kind == EventKind::kRestart ? 1 : 0;
@@ -29,7 +21,8 @@ std::size_t restarts(const mfu::Run& r) {
 // runs 1759973508.635 -> 1759973817.622 s: 308.987 s / 768 = 0.40233 s, and the log's own
 // train_step_time at that block's end says 0.402329.
 TEST(MlperfNext, BlocksByTheirStepAndValidationBatchesAreNoRestarts) {
-  const std::string path = next_sample("v5.1_Lenovo_SR680aV4-8xB300_SXM_llama31_8b_result_0");
+  const std::string path =
+      test::next_sample("mlperf", "v5.1_Lenovo_SR680aV4-8xB300_SXM_llama31_8b_result_0");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/mlperf is not here");
   const mfu::Run r = ingest({path});
@@ -58,8 +51,10 @@ double with_evaluations(const mfu::Run& r) {
 }
 
 TEST(MlperfNext, EpochsAreCountedInTrainSamples) {
-  const std::string rgat = next_sample("v5.1_GigaComputing_G894-AD1_dgl_rgat_result_0");
-  const std::string dlrm = next_sample("v5.1_Quanta_Cloud_Technology_D74H-7U_dlrm_dcnv2_result_0");
+  const std::string rgat =
+      test::next_sample("mlperf", "v5.1_GigaComputing_G894-AD1_dgl_rgat_result_0");
+  const std::string dlrm =
+      test::next_sample("mlperf", "v5.1_Quanta_Cloud_Technology_D74H-7U_dlrm_dcnv2_result_0");
   if (rgat.empty() || dlrm.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/mlperf is not here");
   const mfu::Run g = ingest({rgat});
@@ -75,8 +70,10 @@ TEST(MlperfNext, EpochsAreCountedInTrainSamples) {
 // Oracle flux1 (72 B200) stops at step 5016, University of Florida llama31_405b (448 B200) at
 // step 304; neither restarts.
 TEST(MlperfNext, RunsEndAtTheirStopStep) {
-  const std::string flux = next_sample("v5.1_Oracle_9xBM.GPU.B200.8_flux1_result_0");
-  const std::string big = next_sample("v5.1_University-of-Florida_hpg.dgxb200x8.n56_llama31_405b");
+  const std::string flux =
+      test::next_sample("mlperf", "v5.1_Oracle_9xBM.GPU.B200.8_flux1_result_0");
+  const std::string big =
+      test::next_sample("mlperf", "v5.1_University-of-Florida_hpg.dgxb200x8.n56_llama31_405b");
   if (flux.empty() || big.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/mlperf is not here");
   const mfu::Run f = ingest({flux});

@@ -10,21 +10,13 @@
 namespace mfu {
 namespace {
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "olmo")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "olmo"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 // Headers at 09:59:26.181, 10:00:05.520 and 10:00:44.815 for steps 1-3: 39.339 s and 39.295 s;
 // the speed monitor's batches_per_second=0.0254 says 1 / 0.0254 = 39.37 s (within 0.5%).
 // total_tokens grows 1,048,576 a step and total_training_Gflops 5,103,641 (5.1e15 FLOPs a step,
 // 4.87e9 a token). tokens_per_second=26,668 for one device against 1,048,576 / 39.339 =
 // 26,655 for the job: one device.
 TEST(OlmoParser, ReadsTheMetricBlocks) {
-  const std::string path = next_sample("allenai_OLMo_issue692");
+  const std::string path = test::next_sample("olmo", "allenai_OLMo_issue692");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/olmo is not here");
   const mfu::Run r = ingest({path});

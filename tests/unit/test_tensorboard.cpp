@@ -156,19 +156,12 @@ TEST(TensorboardTags, FrameworksTagsMapToFields) {
 
 // ---- the samples --------------------------------------------------------------------------
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "tensorboard")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "tensorboard"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 // Megatron-LM MoE debug run (1 node x 4 GPUs): iteration-time 10.751 s at step 2, 0.5527 s at
 // step 3, 0.5324 s at step 6; throughput 2.02, 76.38 and 79.28 TFLOP/s per GPU at steps 1, 3, 6;
 // lm loss 11.847 at step 1 and 9.752 at step 6.
 TEST(TensorboardSamples, MegatronMoeRun) {
-  const std::string path = next_sample("NVIDIA_Megatron-LM_noua_moe_debug_1n4gpu");
+  const std::string path =
+      test::next_sample("tensorboard", "NVIDIA_Megatron-LM_noua_moe_debug_1n4gpu");
   if (path.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/tensorboard is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "tensorboard");
@@ -188,10 +181,10 @@ TEST(TensorboardSamples, MegatronMoeRun) {
 // (1623896925) to the last step (1623897113): 188 s with the start-up. lm loss 11.0685 at
 // iteration 1, 9.0005 at 100. The repeat on dgx0066 holds the same losses in 82 s.
 TEST(TensorboardSamples, Megatron2021RunIsTimedByItsWallTimes) {
-  const std::string a =
-      next_sample("NVIDIA_Megatron-LM_gpt3-357m_16gpu_2021_events.out.tfevents.1623896925");
-  const std::string b =
-      next_sample("NVIDIA_Megatron-LM_gpt3-357m_16gpu_2021_events.out.tfevents.1623897185");
+  const std::string a = test::next_sample(
+      "tensorboard", "NVIDIA_Megatron-LM_gpt3-357m_16gpu_2021_events.out.tfevents.1623896925");
+  const std::string b = test::next_sample(
+      "tensorboard", "NVIDIA_Megatron-LM_gpt3-357m_16gpu_2021_events.out.tfevents.1623897185");
   if (a.empty() || b.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/tensorboard is not here");
   const mfu::Run r = ingest({a});
@@ -207,7 +200,8 @@ TEST(TensorboardSamples, Megatron2021RunIsTimedByItsWallTimes) {
 // The 88-byte file of a job that died before logging: only its file_version record. Read as an
 // event file, and refused with what it holds.
 TEST(TensorboardSamples, AnEventFileWithoutScalarsIsRefused) {
-  const std::string path = next_sample("NVIDIA_Megatron-LM_noua_moe_debug_EMPTY");
+  const std::string path =
+      test::next_sample("tensorboard", "NVIDIA_Megatron-LM_noua_moe_debug_EMPTY");
   if (path.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/tensorboard is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "tensorboard");
@@ -223,8 +217,8 @@ TEST(TensorboardSamples, AnEventFileWithoutScalarsIsRefused) {
 // samples-next/tensorboard, jackokeefe11/nanoGPT's wandb-summary.json: iter 1250 and _runtime
 // 172.257 s: one record of 1250 steps, 0.1378 s each (compile and evaluations included).
 TEST(WandbFiles, SummaryIsOneRecordOfTheRun) {
-  const std::string path =
-      next_sample("jackokeefe11_nanoGPT_wandb_run-20240214_191025-bn1klkfl_files_wandb-summary");
+  const std::string path = test::next_sample(
+      "tensorboard", "jackokeefe11_nanoGPT_wandb_run-20240214_191025-bn1klkfl_files_wandb-summary");
   if (path.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/tensorboard is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "wandb-summary");

@@ -80,19 +80,11 @@ TEST(TorchtuneParser, MetricLinesAloneAreUntimed) {
   EXPECT_TRUE(analyze(r, {}).untimed);
 }
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "torchtune")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "torchtune"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 // samples-next/torchtune PROVENANCE: step 1 at 00:20, step 2 at 00:38, step 3 at 00:53 (20, 18,
 // 15 s); the PR #640 file prints no timing (steps 0-17, loss 1.7536 at step 0).
 TEST(TorchtuneParser, ReadsTheSamples) {
-  const std::string bar = next_sample("meta-pytorch_torchtune_pr2620");
-  const std::string untimed = next_sample("meta-pytorch_torchtune_pr640");
+  const std::string bar = test::next_sample("torchtune", "meta-pytorch_torchtune_pr2620");
+  const std::string untimed = test::next_sample("torchtune", "meta-pytorch_torchtune_pr640");
   if (bar.empty() || untimed.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/torchtune is not here");
   const mfu::Run r = ingest({bar});

@@ -11,20 +11,12 @@
 namespace mfu {
 namespace {
 
-std::string next_sample(const std::string& folder, const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / folder)) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / folder))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 // AMD-AGI/TraceLens, MI300X rank 0 of 8 (PyTorch 2.x schema, RCCL): ProfilerStep#15 is 16.80 ms
 // on the host and its device window (first kernel of step 15 to the first of step 16) is the
 // same 16.80 ms. The GPU then falls behind the host (step 16's kernels, RCCL spinning among
 // them, take 51 ms while the host annotates 15.95 ms): the device windows are the step times.
 TEST(KinetoNext, AmdTraceIsReadWithItsDevices) {
-  const std::string path = next_sample("kineto_trace", "AMD-AGI_TraceLens_mi300");
+  const std::string path = test::next_sample("kineto_trace", "AMD-AGI_TraceLens_mi300");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/kineto_trace is not here");
   const mfu::Run r = ingest({path});
@@ -41,7 +33,7 @@ TEST(KinetoNext, AmdTraceIsReadWithItsDevices) {
 // device windows of the four steps inside (#6-#9: 465.68 ms on the host) agree within 2%; the
 // first and last window start and end at their own kernels.
 TEST(KinetoNext, EarlySchemaStepsAgreeWithTheHostsAnnotations) {
-  const std::string path = next_sample("kineto_trace", "pytorch_kineto_tb_plugin");
+  const std::string path = test::next_sample("kineto_trace", "pytorch_kineto_tb_plugin");
   if (path.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/kineto_trace is not here");
   const mfu::Run r = ingest({path});
@@ -58,8 +50,8 @@ TEST(KinetoNext, EarlySchemaStepsAgreeWithTheHostsAnnotations) {
 TEST(KinetoNext, RanksOfOneRunAreOneJob) {
   std::vector<std::string> paths;
   for (const char* w : {"worker0", "worker1", "worker3"}) {
-    const std::string p =
-        next_sample("kineto_trace", std::string("facebookresearch_param_dlrm_kineto_8xV100_") + w);
+    const std::string p = test::next_sample(
+        "kineto_trace", std::string("facebookresearch_param_dlrm_kineto_8xV100_") + w);
     if (p.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/kineto_trace is not here");
     paths.push_back(p);
   }
@@ -81,8 +73,8 @@ TEST(KinetoNext, RanksOfOneRunAreOneJob) {
 // and 31.2 TFLOP/s per GPU, global batch 32. pytorch/torchtitan PR #1437: "[rank0]:"-prefixed
 // steps 3-10, tflops 3.15 at step 3, step 4 0.468 s after it by the timestamps.
 TEST(RanksNext, PrefixedMegatronAndTorchtitanLines) {
-  const std::string mega = next_sample("megatron_ranks", "NVIDIA_Megatron-LM_issue1570");
-  const std::string titan = next_sample("megatron_ranks", "pytorch_torchtitan_pr1437");
+  const std::string mega = test::next_sample("megatron_ranks", "NVIDIA_Megatron-LM_issue1570");
+  const std::string titan = test::next_sample("megatron_ranks", "pytorch_torchtitan_pr1437");
   if (mega.empty() || titan.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/megatron_ranks is not here");
   const mfu::Run m = ingest({mega});

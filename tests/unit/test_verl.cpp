@@ -73,14 +73,6 @@ TEST(VerlParser, AStepWithoutItsTimerIsUntimedAndValidationIsNoStep) {
   EXPECT_TRUE(analyze(r, {}).untimed);
 }
 
-std::string next_sample(const std::string& prefix) {
-  const auto root = test::samples_next_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "verl")) return "";
-  for (const auto& e : std::filesystem::directory_iterator(root / "verl"))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
-  return "";
-}
-
 // samples-next/verl PROVENANCE. johnson7788's GRPO run on one GPU, step 1: step 48.7025 s,
 // rollout gen 16.2275 + reward 0.4242 + old_log_prob 10.2759 + adv 0.0734 = 27.0010 s, update
 // 21.5221 s, 159,906 tokens at 3283.32 tokens/s per GPU -> 159906 / (3283.32 * 48.7025) = 1.000
@@ -89,8 +81,8 @@ std::string next_sample(const std::string& prefix) {
 // N = 2e9 and a 989 TFLOP/s peak, MFU = 6 N (2,740,470 + 2,838,007) / (989e12 * 8 * (1065.773 +
 // 1041.856)) = 0.4014%.
 TEST(VerlParser, ReadsTheSamples) {
-  const std::string one = next_sample("johnson7788");
-  const std::string eight = next_sample("yuzhaouoe");
+  const std::string one = test::next_sample("verl", "johnson7788");
+  const std::string eight = test::next_sample("verl", "yuzhaouoe");
   if (one.empty() || eight.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/verl is not here");
   const mfu::Run r1 = ingest({one});
