@@ -155,11 +155,15 @@ class DeepSpeedParser : public LineParser {
   /// A record from a richer line than the engine's "step=" lines: those made so far were
   /// stand-ins (timed by timestamps alone) and give way.
   void add_rich(const Iteration& it) {
-    if (plain_records_ > 0 && plain_records_ == out_.run.iterations.size())
-      for (; plain_records_ > 0; --plain_records_) out_.run.iterations.pop_back();
+    drop_stand_ins();
     rich_ = true;
     timer_record_open_ = false;
     out_.add(it);
+  }
+
+  void drop_stand_ins() {
+    if (plain_records_ > 0 && plain_records_ == out_.run.iterations.size())
+      for (; plain_records_ > 0; --plain_records_) out_.run.iterations.pop_back();
   }
 
   /// "step=10, skipped=10, lr=[...]": the step counter, the skipped steps, and, in a log that
@@ -295,7 +299,9 @@ class DeepSpeedParser : public LineParser {
       return;
     }
     // Engine wall-clock breakdown: one record per printed step; step time = forward + backward
-    // + step, as the flops profiler's "iter latency" defines it.
+    // + step, as the flops profiler's "iter latency" defines it. The "step=" stand-ins go first,
+    // so that the step is numbered against the richer records only.
+    drop_stand_ins();
     Iteration it;
     it.line = static_cast<std::uint32_t>(number);
     it.timestamp_s = ts;

@@ -153,5 +153,25 @@ TEST(DeepSpeedDefault, MegatronDeepSpeedPrintsBothAndTheyAgree) {
   }
 }
 
+// wall_clock_breakdown on a plain engine prints the step line first and its timers after: the
+// timers' record keeps the step the engine printed (10), not one past the stand-in it replaces.
+TEST(DeepSpeedDefault, TimerLinesAfterAStepLineKeepItsStep) {
+  const std::string text =
+      "[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, "
+      "lr=[1e-4], mom=[[0.9, 0.95]]\n"
+      "[2024-01-01 00:00:00,001] [INFO] [logging.py:96:log_dist] [Rank 0] rank=0 time (ms) | "
+      "forward: 100.00 | backward: 200.00 | step: 10.00\n"
+      "[2024-01-01 00:00:03,100] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=0, "
+      "lr=[1e-4], mom=[[0.9, 0.95]]\n"
+      "[2024-01-01 00:00:03,101] [INFO] [logging.py:96:log_dist] [Rank 0] rank=0 time (ms) | "
+      "forward: 100.00 | backward: 200.00 | step: 10.00\n";
+  const mfu::Run r = ingest_text(text, "engine.log");
+  EXPECT_EQ(r.format, "deepspeed");
+  ASSERT_EQ(r.iterations.size(), 2u);
+  EXPECT_EQ(r.iterations[0].step, 10);
+  EXPECT_EQ(r.iterations[1].step, 20);
+  EXPECT_NEAR(r.iterations[0].time_s, 0.31, 1e-12);
+}
+
 }  // namespace
 }  // namespace mfu
