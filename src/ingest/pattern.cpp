@@ -117,8 +117,10 @@ class PatternParser : public LineParser {
   std::optional<double> group(const std::match_results<std::string_view::const_iterator>& m,
                               const char* name) const {
     const auto g = p_.group.find(name);
-    if (g == p_.group.end() || g->second >= m.size() || !m[g->second].matched) return std::nullopt;
-    std::string_view s(&*m[g->second].first, static_cast<std::size_t>(m[g->second].length()));
+    if (g == p_.group.end() || g->second >= m.size() || !m[g->second].matched ||
+        m[g->second].length() == 0)
+      return std::nullopt;
+    std::string_view s(m[g->second].first, m[g->second].second);
     return take_number(s, true);
   }
 

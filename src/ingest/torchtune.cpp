@@ -212,11 +212,11 @@ class TorchtuneParser : public LineParser {
     return seconds / (mark_n_ - prev_n_);
   }
 
+  /// The Step line of this record's step, if it came first; the ones of the steps it covers
+  /// (joined into it) and before are done with.
   void take_pending(Iteration& it) {
-    if (auto p = pending_.find(it.step); p != pending_.end()) {
-      apply(it, p->second);
-      pending_.erase(pending_.begin(), std::next(p));
-    }
+    if (auto p = pending_.find(it.step); p != pending_.end()) apply(it, p->second);
+    pending_.erase(pending_.begin(), pending_.upper_bound(it.step));
   }
 
   /// The recipe's name and its resolved config, printed before training.

@@ -25,9 +25,11 @@ if [ "${MFU_FUZZ_NO_BUILD:-0}" != 1 ]; then
   fi
 fi
 
-# Every target the build made (the list lives in tests/fuzz/CMakeLists.txt).
-ALL=$(find "$BUILD/tests/fuzz" -maxdepth 1 -type f -name 'fuzz_*' -perm -u+x | sed 's|.*/fuzz_||' | sort)
-[ -n "$ALL" ] || { echo "fuzz: no fuzz targets in $BUILD/tests/fuzz" >&2; exit 2; }
+# Every target of the one fuzzing binary (the list lives in tests/fuzz/properties.cpp).
+FUZZ="$BUILD/tests/fuzz/fuzz_mfu"
+[ -x "$FUZZ" ] || { echo "fuzz: no fuzzing binary at $FUZZ" >&2; exit 2; }
+ALL=$(MFU_FUZZ_TARGET=list "$FUZZ" | sort)
+[ -n "$ALL" ] || { echo "fuzz: $FUZZ lists no targets" >&2; exit 2; }
 TARGETS="${*:-$ALL}"
 
 seeds() {  # target -> seed files, one per line
@@ -72,7 +74,7 @@ run_one() {
     [ -f "$f" ] && cp "$f" "$corpus/seed-$(basename "$f")" 2>/dev/null || true
   done
   log="$WORK/$t.log"
-  if "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECS" -timeout=20 -rss_limit_mb=2560 -max_len=262144 \
+  if MFU_FUZZ_TARGET="$t" "$FUZZ" -max_total_time="$SECS" -timeout=20 -rss_limit_mb=2560 -max_len=262144 \
        -print_final_stats=1 -artifact_prefix="$OUT/crash-$t-" "$corpus" >"$log" 2>&1; then
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
     rate=$(grep -o 'exec/s: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)

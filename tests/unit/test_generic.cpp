@@ -105,6 +105,16 @@ TEST(PatternReader, ReadsNamedGroups) {
   EXPECT_NEAR(total_time(r), 3017, 1e-9);
 }
 
+// A group that may match nothing (here the loss right after "12000;") reads as absent.
+TEST(PatternReader, AnEmptyGroupIsAbsent) {
+  IngestOptions o;
+  o.format = "pattern";
+  o.pattern = R"(Step (?<step>\d+)/\d+;(?<loss>[\d.]*))";
+  const mfu::Run r = read("pattern_opennmt_locomotive_issue35.log", o);
+  ASSERT_EQ(r.iterations.size(), 2u);
+  EXPECT_FALSE(known(r.iterations[0].loss));
+}
+
 TEST(PatternReader, RefusesPatternsItCannotUse) {
   IngestOptions o;
   o.format = "pattern";
