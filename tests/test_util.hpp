@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "mfu/run.hpp"
+
 namespace mfu::test {
 
 /// True when the environment variable `name` is "1".
@@ -106,6 +108,13 @@ inline std::string next_sample(const std::string& folder, const std::string& pre
   for (const auto& e : std::filesystem::directory_iterator(root / folder))
     if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
   return "";
+}
+
+/// True when one of the run's diagnostics contains `text`.
+inline bool has_diagnostic(const Run& r, const std::string& text) {
+  for (const auto& d : r.diagnostics)
+    if (d.message.find(text) != std::string::npos) return true;
+  return false;
 }
 
 /// Compares `actual` to tests/golden/NAME; rewrites the file when MFU_UPDATE_GOLDEN=1.

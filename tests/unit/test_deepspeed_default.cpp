@@ -13,12 +13,6 @@
 namespace mfu {
 namespace {
 
-bool has_diagnostic(const mfu::Run& r, const std::string& text) {
-  for (const auto& d : r.diagnostics)
-    if (d.message.find(text) != std::string::npos) return true;
-  return false;
-}
-
 // deepspeedai/DeepSpeed issue #1825: DeepSpeed under the Hugging Face Trainer in a notebook, HTML
 // objects between the lines, the pre-2022 throughput timer "0/40, SamplesPerSec=...". Steps 40,
 // 50, 60 at 02:06:58,985, 02:07:14,130 and 02:07:29,274: 15.145 s and 15.144 s for 10 steps each.
@@ -31,7 +25,7 @@ TEST(DeepSpeedDefault, EngineStepLinesAreTimedByTheirTimestamps) {
   EXPECT_EQ(r.iterations[1].count, 10u);
   EXPECT_NEAR(r.iterations[1].time_s, 15.145 / 10, 1e-6);
   EXPECT_NEAR(r.iterations[2].time_s, 15.144 / 10, 1e-6);
-  EXPECT_TRUE(has_diagnostic(r, "2 of the first 60 optimizer steps were skipped"));
+  EXPECT_TRUE(test::has_diagnostic(r, "2 of the first 60 optimizer steps were skipped"));
 }
 
 // samples-next/deepspeed, DeepSpeed-Chat step 2 (OPT-350m reward model, global batch 64 by the
@@ -50,7 +44,7 @@ TEST(DeepSpeedDefault, TimestampsAgreeWithTheThroughputTimer) {
   EXPECT_NEAR(r.iterations[1].time_s, 3.004 / 10, 1e-6);
   EXPECT_NEAR(r.iterations[1].time_s, 64 / 213.49183724272422, 0.01 * r.iterations[1].time_s);
   EXPECT_EQ(r.iterations.back().step, 1840);
-  EXPECT_TRUE(has_diagnostic(r, "20 of the first 1840 optimizer steps were skipped"));
+  EXPECT_TRUE(test::has_diagnostic(r, "20 of the first 1840 optimizer steps were skipped"));
 }
 
 // samples-next/deepspeed, GPT-NeoX's README (mosaicml/llm-foundry): a wall-clock timer line, then

@@ -8,12 +8,6 @@
 namespace mfu {
 namespace {
 
-bool has_diagnostic(const mfu::Run& r, const std::string& text) {
-  for (const auto& d : r.diagnostics)
-    if (d.message.find(text) != std::string::npos) return true;
-  return false;
-}
-
 // facebookresearch/fairseq issue #301 (2018): "| epoch 010  2000 / 8223 loss=1.27 (1.50),
 // wps=962, wpb=908, ..." with no clock: an update takes wpb / wps = 908 / 962 = 0.9439 s. The
 // batch counter restarts each epoch: epoch 10 batch 2000 is update 9 x 8223 + 2000 = 76,007 and
@@ -56,7 +50,8 @@ TEST(FairseqParser, Reads2019LinesByTheirWallClock) {
   EXPECT_EQ(r.iterations[0].count, 445u);
   EXPECT_NEAR(r.iterations[1].at(Phase::kForwardBackward), 84.0 / 50, 1e-12);
   EXPECT_DOUBLE_EQ(r.iterations[1].tokens, 104872);
-  EXPECT_FALSE(has_diagnostic(r, "wps disagrees"));  // 104872 / 1.82 = 57,600 vs 53,351: close
+  EXPECT_FALSE(
+      test::has_diagnostic(r, "wps disagrees"));  // 104872 / 1.82 = 57,600 vs 53,351: close
 }
 
 // samples-next/fairseq #2338 (hydra, 2020): wall 1236, 1265, 1294, 1321 every 100 updates, so
@@ -73,7 +68,7 @@ TEST(FairseqParser, ReadsHydraLinesAndDistrustsTheirRates) {
   EXPECT_NEAR(r.iterations[3].time_s, 0.27, 1e-12);
   EXPECT_FALSE(known(r.iterations[0].at(Phase::kForwardBackward)));  // its interval is unknown
   EXPECT_NEAR(r.iterations[1].at(Phase::kForwardBackward), 13.0 / 100, 1e-12);
-  EXPECT_TRUE(has_diagnostic(r, "wps disagrees"));
+  EXPECT_TRUE(test::has_diagnostic(r, "wps disagrees"));
 }
 
 }  // namespace

@@ -10,12 +10,6 @@
 namespace mfu {
 namespace {
 
-bool has_diagnostic(const mfu::Run& r, const std::string& text) {
-  for (const auto& d : r.diagnostics)
-    if (d.message.find(text) != std::string::npos) return true;
-  return false;
-}
-
 // samples-next/hf_trainer, TRL GRPO console (JuncyLu/trl_DAPO): a dict every 10 steps, each
 // taking the bar's step and its elapsed clock: step 10 at 01:29 (8.9 s a step), step 490 at
 // 29:00, so the 49 records hold 1740 s.
@@ -47,11 +41,11 @@ TEST(HfTrainerNext, StateGivesTheStepsAndRoundedRatesAreSaid) {
   ASSERT_EQ(s.iterations.size(), 1u);
   EXPECT_EQ(s.iterations[0].step, 2178);
   EXPECT_NEAR(s.iterations[0].time_s * s.iterations[0].count, 857595.0988, 1e-3);
-  EXPECT_FALSE(has_diagnostic(s, "uncertain"));
+  EXPECT_FALSE(test::has_diagnostic(s, "uncertain"));
   const mfu::Run t = ingest({results});
   ASSERT_EQ(t.iterations.size(), 1u);
   EXPECT_EQ(t.iterations[0].step, 2573);  // round(0.003 x 857595)
-  EXPECT_TRUE(has_diagnostic(t, "uncertain by 17%"));
+  EXPECT_TRUE(test::has_diagnostic(t, "uncertain by 17%"));
   EXPECT_NEAR(t.iterations[0].time_s * t.iterations[0].count, 857595.0988, 1e-3);
 }
 

@@ -19,12 +19,6 @@ double total_time(const mfu::Run& r) {
   return s;
 }
 
-bool has_diagnostic(const mfu::Run& r, const std::string& text) {
-  for (const auto& d : r.diagnostics)
-    if (d.message.find(text) != std::string::npos) return true;
-  return false;
-}
-
 // hiyouga/LlamaFactory issue #774, the last lines of a Llama-2 pre-training: steps 3200-3230 at
 // 5:13:22, 5:14:24, 5:15:22, 5:16:20. The first line stands for the 3200 steps since training
 // began (18802 s, 5.876 s each); then 62, 58 and 58 s for 10 steps each. The last line has no
@@ -69,7 +63,7 @@ TEST(LlamaFactoryParser, ReadsTheSamples) {
 
   const mfu::Run h200 = ingest({two});
   EXPECT_EQ(h200.format, "llamafactory");
-  EXPECT_TRUE(has_diagnostic(h200, "2 processes wrote this file"));
+  EXPECT_TRUE(test::has_diagnostic(h200, "2 processes wrote this file"));
   EXPECT_NEAR(total_time(h200), 103143, 0.001 * 103143);
   std::int64_t lost = 0;
   for (const auto& e : h200.events)
@@ -144,7 +138,7 @@ TEST(LlamaFactoryWriters, EachStepOnceTimedByItsOwnProcess) {
     for (const auto& e : r.events)
       if (e.kind == EventKind::kRestart) lost += e.steps_lost;
     EXPECT_EQ(lost, 1000);
-    EXPECT_EQ(has_diagnostic(r, "processes wrote this file"), writers > 1);
+    EXPECT_EQ(test::has_diagnostic(r, "processes wrote this file"), writers > 1);
   }
 }
 

@@ -66,12 +66,6 @@ std::string write_events(const std::string& name, const std::string& bytes) {
   return path.string();
 }
 
-bool has_diagnostic(const mfu::Run& r, const std::string& text) {
-  for (const auto& d : r.diagnostics)
-    if (d.message.find(text) != std::string::npos) return true;
-  return false;
-}
-
 // ---- framing --------------------------------------------------------------------------
 
 // RFC 3720 (iSCSI), appendix B.4: CRC-32C of the ASCII digits "123456789" is 0xE3069283; of
@@ -103,19 +97,19 @@ TEST(TensorboardFraming, ChecksumsAreCheckedAndDamageIsSaid) {
   data_hit[first + second + 20] ^= 0x01;  // inside the data of record 3
   const mfu::Run d = ingest({write_events("events.out.tfevents.data", data_hit)});
   ASSERT_EQ(d.iterations.size(), 3u);
-  EXPECT_TRUE(has_diagnostic(d, "does not match its checksum"));
+  EXPECT_TRUE(test::has_diagnostic(d, "does not match its checksum"));
 
   std::string length_hit = file;
   length_hit[first + second + 1] ^= 0x01;  // the length of record 3
   const mfu::Run l = ingest({write_events("events.out.tfevents.length", length_hit)});
   ASSERT_EQ(l.iterations.size(), 1u);
-  EXPECT_TRUE(has_diagnostic(l, "length does not match its checksum"));
+  EXPECT_TRUE(test::has_diagnostic(l, "length does not match its checksum"));
 
   const mfu::Run c =
       ingest({write_events("events.out.tfevents.cut", file.substr(0, file.size() - 5))});
   EXPECT_EQ(c.iterations.size(), 3u);
   EXPECT_TRUE(c.truncated);
-  EXPECT_TRUE(has_diagnostic(c, "ends inside record"));
+  EXPECT_TRUE(test::has_diagnostic(c, "ends inside record"));
 }
 
 // ---- the tag table ----------------------------------------------------------------------
@@ -206,7 +200,7 @@ TEST(TensorboardSamples, AnEventFileWithoutScalarsIsRefused) {
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "tensorboard");
   EXPECT_TRUE(r.iterations.empty());
-  EXPECT_TRUE(has_diagnostic(r, "1 record(s) and no scalar"));
+  EXPECT_TRUE(test::has_diagnostic(r, "1 record(s) and no scalar"));
   const auto cli = test::run_mfu("analyze " + test::shell_quote(path));
   EXPECT_EQ(cli.exit_code, 2);
   EXPECT_NE(cli.err.find("no scalar"), std::string::npos) << cli.err;

@@ -15,12 +15,6 @@ mfu::Run read(const std::string& name) {
   return ingest({test::test_data(name).string()});
 }
 
-bool has_diagnostic(const mfu::Run& r, const std::string& text) {
-  for (const auto& d : r.diagnostics)
-    if (d.message.find(text) != std::string::npos) return true;
-  return false;
-}
-
 double bucket_seconds(const Analysis& a, BucketId id) {
   const Bucket* b = a.bucket(id);
   return b ? b->seconds : 0.0;
@@ -39,7 +33,7 @@ TEST(VerlParser, SplitsAStepIntoRolloutAndTraining) {
   EXPECT_DOUBLE_EQ(it.time_s, 96.551);
   EXPECT_NEAR(it.at(Phase::kGenerate), 82.173, 1e-9);
   EXPECT_NEAR(it.at(Phase::kForwardBackward), 14.302, 1e-9);
-  EXPECT_TRUE(has_diagnostic(r, "perf/mfu/actor above 100%"));
+  EXPECT_TRUE(test::has_diagnostic(r, "perf/mfu/actor above 100%"));
   const Analysis a = analyze(r, {});
   EXPECT_NEAR(bucket_seconds(a, BucketId::kGeneration), 82.173, 1e-6);
   EXPECT_NEAR(bucket_seconds(a, BucketId::kCompute), 14.302, 1e-6);  // peak unknown: timed compute
@@ -55,8 +49,8 @@ TEST(VerlParser, SaysWhenItsStageTimersOverlap) {
   EXPECT_EQ(r.format, "verl");
   ASSERT_EQ(r.iterations.size(), 1u);
   EXPECT_NEAR(r.iterations[0].at(Phase::kGenerate), 121.837, 1e-9);
-  EXPECT_TRUE(has_diagnostic(r, "stage timers add up to 142.1 s"));
-  EXPECT_FALSE(has_diagnostic(r, "above 100%"));  // 0.387 is possible
+  EXPECT_TRUE(test::has_diagnostic(r, "stage timers add up to 142.1 s"));
+  EXPECT_FALSE(test::has_diagnostic(r, "above 100%"));  // 0.387 is possible
   const Analysis a = analyze(r, {});
   EXPECT_NEAR(bucket_seconds(a, BucketId::kGeneration), 121.837, 1e-6);
   EXPECT_NEAR(bucket_seconds(a, BucketId::kCompute), 131.608 - 121.837, 1e-6);
