@@ -167,6 +167,13 @@ struct Analysis {
   std::string dtype;
   double peak_flops_per_gpu = kUnknown;
   double gpus = kUnknown;
+  /// The log's tokens count one GPU's share (it prints a per-GPU rate) and the GPU count is
+  /// unknown: MFU, FLOP/s and tokens/s are per GPU (exact: MFU does not depend on the count),
+  /// while totals, tokens/s of the job and GPU-hours stay unknown.
+  bool per_gpu = false;
+  /// What a record's own tokens are multiplied by to count every GPU's (the GPU count when the
+  /// log's tokens are per GPU, else 1).
+  double record_tokens_scale = 1;
   std::optional<double> tdp_w;
   std::string convention;
   std::string recompute;

@@ -134,7 +134,9 @@ struct MetaValue {
 /// micro_batch, global_batch, grad_accum, seq_len, layers, hidden, heads, kv_heads, head_dim,
 /// ffn, vocab, experts, top_k, moe_ffn, shared_experts, swiglu, tied_embeddings, params,
 /// model_name, recompute, log_interval, train_iters, save_interval, eval_interval,
-/// framework, framework_peak_flops, framework_convention, virtual_pp.
+/// framework, framework_peak_flops, framework_convention, virtual_pp, tokens_scope ("gpu" when
+/// the records' tokens are one GPU's, from a per-GPU rate: the analysis multiplies them by the
+/// GPU count, or gives MFU per GPU when the count is unknown).
 class RunMeta {
  public:
   void set(const std::string& key, double value, const std::string& source, bool overwrite = true);

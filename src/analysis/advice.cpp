@@ -52,7 +52,7 @@ void steady_samples(const Run& run, const WorkPlan& work, const Records& rec, An
   for (std::size_t i = 0; i < rec.time.size(); ++i)
     if (!std::isnan(rec.time[i]) && !(rec.flags[i] & kNotSteady)) steady.push_back(i);
   const std::size_t stride = std::max<std::size_t>(1, (steady.size() + 4999) / 5000);
-  const double PG = a.peak_flops_per_gpu * a.gpus;
+  const double PG = a.peak_flops_per_gpu * work.gpus;
   for (std::size_t k = 0; k < steady.size(); k += stride) {
     const std::size_t i = steady[k];
     const double t = rec.time[i];
@@ -60,8 +60,8 @@ void steady_samples(const Run& run, const WorkPlan& work, const Records& rec, An
     const Iteration it = validated(run.iterations[i]);
     const double f = work.flops(it, t), tokens = work.tokens(it);
     if (known(f) && known(PG)) a.steady_mfu_sample.push_back(f / (PG * t));
-    if (known(tokens) && known(a.gpus))
-      a.steady_tokens_per_s_per_gpu_sample.push_back(tokens / (t * a.gpus));
+    if (known(tokens) && known(work.gpus))
+      a.steady_tokens_per_s_per_gpu_sample.push_back(tokens / (t * work.gpus));
   }
 }
 
@@ -96,7 +96,7 @@ void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const
     p.step = it.step;
     p.time_s = rec.time[pick];
     // The analysis' own count, with the FLOPs a record gets from its configuration.
-    p.mfu = work.flops(it, p.time_s) / (a.peak_flops_per_gpu * a.gpus * p.time_s);
+    p.mfu = work.flops(it, p.time_s) / (a.peak_flops_per_gpu * work.gpus * p.time_s);
     p.stall = rec.flags[pick] & kRecordStall;
     p.warmup = rec.flags[pick] & kRecordWarmup;
     a.series.push_back(p);

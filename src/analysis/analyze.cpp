@@ -23,9 +23,9 @@ double iteration_model_flops(const Analysis& a, const Iteration& raw) {
 double iteration_mfu(const Analysis& a, const Iteration& raw) {
   const Iteration it = detail::validated(raw);
   const double f = iteration_model_flops(a, it);
-  if (!known(f) || !known(it.time_s) || !known(a.peak_flops_per_gpu) || !known(a.gpus))
-    return kUnknown;
-  return f / (a.peak_flops_per_gpu * a.gpus * it.time_s);
+  const double G = a.per_gpu ? 1.0 : a.gpus;
+  if (!known(f) || !known(it.time_s) || !known(a.peak_flops_per_gpu) || !known(G)) return kUnknown;
+  return f / (a.peak_flops_per_gpu * G * it.time_s);
 }
 
 namespace {
@@ -48,6 +48,8 @@ Analysis resolved_analysis(const Run& run, const detail::Resolved& r) {
   a.dtype = r.dtype;
   a.peak_flops_per_gpu = r.peak;
   a.gpus = r.gpus;
+  a.per_gpu = r.per_gpu;
+  a.record_tokens_scale = r.tokens_scale;
   a.convention = to_string(r.convention);
   a.recompute = to_string(r.recompute);
   a.seq_len = r.seq_len;

@@ -47,7 +47,7 @@ class Walker {
   Walker(const Run& run, const Resolved& r, const WorkPlan& work, Records& rec, const Steady& st,
          const Clock& clock, const EventPlan& ev)
       : run_(run), r_(r), work_(work), rec_(rec), st_(st), clock_(clock), ev_(ev) {
-    can_ideal_ = known(r.peak) && known(r.gpus) && work.source != WorkSource::kNone;
+    can_ideal_ = known(r.peak) && known(r.work_gpus) && work.source != WorkSource::kNone;
     if (known(r.pp) && r.pp > 1 && known(r.micro_batches) && r.micro_batches >= 1)
       bubble_ = (r.pp - 1.0) / (r.micro_batches + r.pp - 1.0);
     for (const auto& e : run.events) {
@@ -170,7 +170,7 @@ void Walker::record(std::size_t i) {
   in.span = span;
   in.count = c;
   in.timers = it.phase;
-  in.ideal = known(fpi) && can_ideal_ ? fpi * c / (r_.peak * r_.gpus) : kUnknown;
+  in.ideal = known(fpi) && can_ideal_ ? fpi * c / (r_.peak * r_.work_gpus) : kUnknown;
   in.bubble_fraction = bubble_;
   in.excess_kind = excess_kind(i, it.step);
   if (in.excess_kind != ExcessKind::kNone && known(st_.median))
@@ -193,7 +193,7 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
   double flops = kUnknown;
   if (known(fpi)) {
     // Only the compute at peak that fit in the span counts (a squeezed clock).
-    flops = can_ideal_ && known(s.ideal_kept) ? s.ideal_kept * r_.peak * r_.gpus : fpi * c;
+    flops = can_ideal_ && known(s.ideal_kept) ? s.ideal_kept * r_.peak * r_.work_gpus : fpi * c;
     if (known(in.ideal) && s.ideal_kept < in.ideal * (1 - 1e-12)) ++t_.capped;
     t_.flops_kept += flops;
     if (work_.source == WorkSource::kModel) t_.flops_hardware += work_.fpt_hardware * tokens * c;
@@ -222,7 +222,7 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
   if (known(tokens)) t_.tokens_steady += tokens * c;
   if (known(fpi) && can_ideal_)
     t_.mfu_per_iteration.push_back(
-        {static_cast<float>(fpi / (r_.peak * r_.gpus * t)), static_cast<float>(c)});
+        {static_cast<float>(fpi / (r_.peak * r_.work_gpus * t)), static_cast<float>(c)});
   if (known(it.reported_mfu) && it.reported_mfu > 0) {
     t_.printed_mfu_sum += it.reported_mfu * c * t;
     t_.printed_mfu_time += c * t;
@@ -230,7 +230,7 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
   if (known(it.reported_flops_per_gpu)) {
     t_.reported_sum += it.reported_flops_per_gpu * c * t;
     t_.reported_time += c * t;
-    if (r_.framework_fpt && known(tokens) && known(r_.gpus)) {
+    if (r_.framework_fpt && known(tokens) && known(r_.work_gpus)) {
       const bool hfu =
           r_.framework_convention && *r_.framework_convention == Convention::kMegatronDeepSpeed;
       t_.recomputed_sum +=

@@ -16,8 +16,8 @@ void framework_count(const Resolved& r, const Totals& t, Analysis& a) {
   if (!(t.reported_time > 0)) return;
   a.framework_flops_per_s_per_gpu = t.reported_sum / t.reported_time;
   if (known(r.peak)) a.framework_mfu_steady = *a.framework_flops_per_s_per_gpu / r.peak;
-  if (t.recomputed_sum > 0 && known(r.gpus)) {
-    a.recomputed_flops_per_s_per_gpu = t.recomputed_sum / (t.reported_time * r.gpus);
+  if (t.recomputed_sum > 0 && known(r.work_gpus)) {
+    a.recomputed_flops_per_s_per_gpu = t.recomputed_sum / (t.reported_time * r.work_gpus);
     a.framework_agreement =
         *a.recomputed_flops_per_s_per_gpu / *a.framework_flops_per_s_per_gpu - 1.0;
     a.framework_convention = to_string(*r.framework_convention);
@@ -75,18 +75,21 @@ void guard(const Analysis& a, bool timeline) {
 }  // namespace
 
 void fill_headline(const Resolved& r, const WorkPlan& work, const Totals& t, Analysis& a) {
-  const double P = r.peak, G = r.gpus;
-  a.gpu_hours = known(G) ? a.wall_time_s * G / 3600.0 : 0;
+  // G counts the GPUs whose work the records hold: 1 in a per-GPU analysis, where the job's
+  // totals (tokens, FLOPs, GPU-hours) are unknown but every per-GPU rate is exact.
+  const double P = r.peak, G = r.work_gpus;
+  a.gpu_hours = known(r.gpus) ? a.wall_time_s * r.gpus / 3600.0 : 0;
   a.iterations_total = t.iterations_total;
   a.iterations_analyzed = t.iterations_steady;
   a.warmup_iterations = t.iterations_warm;
   a.warmup_time_s = t.warm_time;
   a.mfu_time_s = a.wall_time_s - t.time_no_flops;
-  if (t.tokens_all > 0) a.total_tokens = t.tokens_all;
-  if (t.flops_kept > 0) a.total_model_flops = t.flops_kept;
+  if (t.tokens_all > 0 && !r.per_gpu) a.total_tokens = t.tokens_all;
+  if (t.flops_kept > 0 && !r.per_gpu) a.total_model_flops = t.flops_kept;
   if (t.tokens_steady > 0 && t.time_steady > 0) {
-    a.tokens_per_s = t.tokens_steady / t.time_steady;
-    if (known(G)) a.tokens_per_s_per_gpu = *a.tokens_per_s / G;
+    const double rate = t.tokens_steady / t.time_steady;
+    if (!r.per_gpu) a.tokens_per_s = rate;
+    if (known(G)) a.tokens_per_s_per_gpu = rate / G;
   }
   const double steady_time = t.time_steady - t.time_steady_no_flops;
   if (t.flops_kept > 0 && known(G) && a.mfu_time_s > 0) {

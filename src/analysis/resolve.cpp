@@ -80,6 +80,7 @@ struct Resolver {
   }
   void gpu_count();
   void ranks_against_gpus();
+  void token_scope();
   void accelerator();
   void sequence_length();
   void model();
@@ -117,6 +118,25 @@ void Resolver::gpu_count() {
         fmt::format("the GPU count must be at least 1, got {}", format_number(r.gpus)),
         "give " + input_phrase(Input::kGpus) + " with the number of accelerators the job used");
   ranks_against_gpus();
+  token_scope();
+}
+
+/// Records whose tokens are one GPU's (the log prints tokens/s per GPU): with the GPU count
+/// they are scaled to the job; without it, MFU = per-GPU FLOP/s / per-GPU peak needs no count.
+void Resolver::token_scope() {
+  r.work_gpus = r.gpus;
+  if (meta.text("tokens_scope") != "gpu") return;
+  if (known(r.gpus)) {
+    r.tokens_scale = r.gpus;
+    return;
+  }
+  r.per_gpu = true;
+  r.work_gpus = 1;
+  for (auto& u : r.unknowns)
+    if (u.rfind("GPU count:", 0) == 0)
+      u = "GPU count (for GPU-hours and the job's totals; MFU is per GPU, from the per-GPU "
+          "tokens/s of " +
+          meta.source("tokens_scope") + "): give " + input_phrase(Input::kGpus);
 }
 
 /// Each rank drives one accelerator: more ranks printing steps than GPUs means the stated
@@ -370,8 +390,8 @@ void Resolver::framework() {
 
 }  // namespace
 
-double tokens_of(const Iteration& it, double seq_len, double tokens_default) {
-  if (known(it.tokens)) return it.tokens;
+double tokens_of(const Iteration& it, double seq_len, double tokens_default, double scale) {
+  if (known(it.tokens)) return it.tokens * scale;
   if (known(it.samples) && known(seq_len)) return it.samples * seq_len;
   return tokens_default;
 }

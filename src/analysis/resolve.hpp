@@ -15,6 +15,11 @@ struct Resolved {
   std::string dtype;
   double peak = kUnknown;
   double gpus = kUnknown;
+  /// GPUs whose work a record's tokens and FLOPs count: the GPU count, or 1 when the log's
+  /// tokens are per GPU and the count is unknown (per-GPU analysis).
+  double work_gpus = kUnknown;
+  double tokens_scale = 1;  ///< a record's own tokens -> all GPUs' (Iteration::tokens)
+  bool per_gpu = false;
   std::optional<ModelShape> model;
   std::optional<FlopsPerToken> fpt;
   Convention convention = Convention::kPalm;
@@ -38,7 +43,9 @@ struct Resolved {
 [[nodiscard]] Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt,
                                       const GpuDatabase& db);
 
-/// Tokens of one iteration of record `it` (record field, samples x seq_len, or the default).
-[[nodiscard]] double tokens_of(const Iteration& it, double seq_len, double tokens_default);
+/// Tokens of one iteration of record `it` (record field times `scale`, samples x seq_len, or
+/// the default).
+[[nodiscard]] double tokens_of(const Iteration& it, double seq_len, double tokens_default,
+                               double scale = 1);
 
 }  // namespace mfu::detail

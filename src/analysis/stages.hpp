@@ -60,7 +60,8 @@ struct WorkPlan {
   double seq_len = kUnknown;
   double tokens_default = kUnknown;
   double flops_default = kUnknown;  ///< per iteration (kFlag, kFrameworkTotal)
-  double gpus = kUnknown;
+  double gpus = kUnknown;           ///< GPUs whose work the records count (1 when per GPU)
+  double tokens_scale = 1;          ///< a record's own tokens -> all GPUs'
   /// Tokens per iteration -> model FLOPs per iteration of the records that print both: what a
   /// record missing its FLOPs gets when its tokens match (the same configuration).
   std::map<double, double> flops_by_tokens;

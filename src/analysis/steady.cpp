@@ -49,7 +49,7 @@ std::pair<double, double> level_of(const Records& rec, std::uint8_t skip) {
 void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, Records& rec,
                    Steady& st, const Analysis& a) {
   const double median = level_of(rec, kLeftOut).first;
-  const bool can_ideal = known(r.peak) && known(r.gpus) && work.source != WorkSource::kNone;
+  const bool can_ideal = known(r.peak) && known(r.work_gpus) && work.source != WorkSource::kNone;
   std::size_t above_peak = 0, too_fast = 0, candidates = 0;
   std::string first_lines;
   for (std::size_t i = 0; i < rec.time.size(); ++i) {
@@ -61,7 +61,7 @@ void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, Reco
     if (!bad && can_ideal) {
       const Iteration it = validated(run.iterations[i]);
       const double f = work.flops(it, t);
-      bad = known(f) && f / (r.peak * r.gpus) > t * (1 + 1e-9);
+      bad = known(f) && f / (r.peak * r.work_gpus) > t * (1 + 1e-9);
       if (bad) ++above_peak;
     }
     if (!bad) continue;

@@ -53,7 +53,7 @@ WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, 
   if (any_log_flops) return WorkSource::kLog;
   if (r.fpt && any_tokens) return WorkSource::kModel;
   if (known(r.flops_default)) return WorkSource::kFlag;
-  if (any_reported && known(r.gpus) && framework_count_usable(run, r, rec))
+  if (any_reported && known(r.work_gpus) && framework_count_usable(run, r, rec))
     return WorkSource::kFramework;
   if (run.meta.number("framework_total_flops") && known(r.gpus)) return WorkSource::kFrameworkTotal;
   return WorkSource::kNone;
@@ -86,7 +86,7 @@ std::map<double, double> flops_by_tokens(const Run& run, const Records& rec, con
 }  // namespace
 
 double WorkPlan::tokens(const Iteration& it) const {
-  return tokens_of(it, seq_len, tokens_default);
+  return tokens_of(it, seq_len, tokens_default, tokens_scale);
 }
 
 double WorkPlan::flops(const Iteration& it, double t, bool* filled) const {
@@ -117,7 +117,8 @@ WorkPlan work_plan_of(const Analysis& a) {
   w.seq_len = a.seq_len;
   w.tokens_default = a.default_tokens_per_iteration;
   w.flops_default = a.default_flops_per_iteration;
-  w.gpus = a.gpus;
+  w.gpus = a.per_gpu ? 1.0 : a.gpus;
+  w.tokens_scale = a.record_tokens_scale;
   w.fpt_model = a.model_flops_per_token;
   w.fpt_hardware = a.hardware_flops_per_token;
   if (a.flops_from_log)

@@ -71,7 +71,13 @@ class GenericParser : public LineParser {
     last_step_ = f.step->value;
     if (known(it.time_s)) {
       out_.field("time");
-      if (f.tokens_per_s) it.tokens = f.tokens_per_s->value * it.time_s;
+      if (f.tokens_per_s) {
+        it.tokens = f.tokens_per_s->value * it.time_s;
+      } else if (f.tokens_per_s_per_gpu) {
+        // One GPU's tokens: the analysis scales them by the GPU count, or works per GPU.
+        it.tokens = f.tokens_per_s_per_gpu->value * it.time_s;
+        out_.meta("tokens_scope", "gpu", number, false);
+      }
       if (f.samples_per_s) it.samples = f.samples_per_s->value * it.time_s;
     }
     if (f.tflops_per_gpu) {

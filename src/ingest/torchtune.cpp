@@ -131,12 +131,12 @@ class TorchtuneParser : public LineParser {
   void apply(Iteration& it, const StepFigures& f) {
     if (known(f.loss)) it.loss = f.loss;
     if (known(f.loss)) out_.field("loss");
-    // tokens/s per GPU = tokens / (time * world size) (the recipes' log_dict): tokens of the
-    // whole job follow from the record's time and the GPU count.
-    const auto gpus = out_.run.meta.number("gpus");
-    if (known(f.tokens_per_s_per_gpu) && gpus && known(it.time_s)) {
-      it.tokens = f.tokens_per_s_per_gpu * *gpus * it.time_s;
+    // tokens/s per GPU = tokens / (time * world size) (the recipes' log_dict): the record
+    // holds one GPU's tokens, which the analysis scales by the GPU count when it knows it.
+    if (known(f.tokens_per_s_per_gpu) && known(it.time_s)) {
+      it.tokens = f.tokens_per_s_per_gpu * it.time_s;
       out_.field("tokens");
+      if (!out_.run.meta.has("tokens_scope")) out_.meta("tokens_scope", "gpu", it.line, false);
     }
   }
 

@@ -144,6 +144,8 @@ void render_analysis_html(const Analysis& a, std::ostream& out) {
     row("peak per GPU",
         format_flop_rate(a.peak_flops_per_gpu) + " (" + a.gpu + " " + a.dtype + ")");
   if (a.tokens_per_s) row("tokens/s", format_count(*a.tokens_per_s));
+  if (a.tokens_per_s_per_gpu) row("tokens/s per GPU", format_count(*a.tokens_per_s_per_gpu));
+  if (a.per_gpu) row("GPU count", "unknown: MFU is per GPU, from the log's per-GPU rate");
   row("step time (median)", format_duration(a.step_time.median));
   row("wall time", format_duration(a.wall_time_s));
   if (a.goodput) row("goodput", format_percent(*a.goodput));

@@ -19,6 +19,9 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
     out << fmt::format("| peak per GPU | {} ({}) |\n", format_flop_rate(a.peak_flops_per_gpu),
                        a.gpu);
   if (a.tokens_per_s) out << fmt::format("| tokens/s | {} |\n", format_count(*a.tokens_per_s));
+  if (a.tokens_per_s_per_gpu)
+    out << fmt::format("| tokens/s per GPU | {} |\n", format_count(*a.tokens_per_s_per_gpu));
+  if (a.per_gpu) out << "| GPU count | unknown: MFU is per GPU, from the log's per-GPU rate |\n";
   out << fmt::format("| step time (median) | {} |\n", format_duration(a.step_time.median));
   out << fmt::format("| wall time | {} |\n", format_duration(a.wall_time_s));
   if (a.goodput) out << fmt::format("| goodput | {} |\n", format_percent(*a.goodput));

@@ -37,6 +37,12 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
         "{} tokens/s{}", format_count(*a.tokens_per_s),
         a.tokens_per_s_per_gpu ? fmt::format(" ({} per GPU)", format_count(*a.tokens_per_s_per_gpu))
                                : std::string()));
+  else if (a.tokens_per_s_per_gpu)
+    facts.push_back(fmt::format("{} tokens/s per GPU", format_count(*a.tokens_per_s_per_gpu)));
+  if (a.per_gpu)
+    facts.push_back(
+        "per GPU: the log prints a per-GPU rate and the GPU count is unknown, so the "
+        "job's totals and GPU-hours are too (MFU does not depend on the count)");
   for (const auto& f : facts) out << "  " << f << '\n';
   out << fmt::format("  step {} median (p05 {}, p95 {}) over {} steady iterations\n",
                      format_duration(a.step_time.median), format_duration(a.step_time.p05),
@@ -72,9 +78,10 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
                        format_duration(b.seconds), dim, to_string(b.source), reset);
   }
   if (a.stalls.count > 0) {
-    out << fmt::format("\n{}stalls{}: {} records slower than {} (median + 3 sigma, sigma = 1.4826 MAD) cost {}", bold,
-                       reset, a.stalls.count, format_duration(a.stalls.threshold_s),
-                       format_duration(a.stalls.excess_s));
+    out << fmt::format(
+        "\n{}stalls{}: {} records slower than {} (median + 3 sigma, sigma = 1.4826 MAD) cost {}",
+        bold, reset, a.stalls.count, format_duration(a.stalls.threshold_s),
+        format_duration(a.stalls.excess_s));
     if (a.stalls.period_steps)
       out << fmt::format(
           "; they recur every {} steps{}", *a.stalls.period_steps,

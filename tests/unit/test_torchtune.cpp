@@ -247,5 +247,32 @@ TEST(TorchtuneGenerator, AnUpdateRedrawDoesNotLendItsStaleLoss) {
   }
 }
 
+// tokens_per_second_per_gpu on fast steps (the generator prints 1000 / 0.3 s): each record
+// holds one GPU's 1,000 tokens a step. On an H100 SXM (989.5 TFLOP/s) with 6 GFLOP a token
+// (PaLM's 6N of 1B parameters) MFU = 1000 / 0.3 x 6e9 / 989.5e12 = 2.0212%, per GPU without a
+// GPU count; with 8 GPUs the same MFU and 8 x 1,000 tokens a step.
+TEST(TorchtuneGenerator, PerGpuTokensGiveMfuWithOrWithoutTheGpuCount) {
+  const GeneratedRun g = generate({2, 40, 0.3, 0.3, 0, false, 7});
+  const mfu::Run r = ingest_text(g.text, "tune.log");
+  AnalyzeOptions o;
+  o.gpu = "h100-sxm";
+  ModelShape m;
+  m.id = "custom";
+  m.params = 1e9;
+  o.model = m;
+  o.convention = Convention::kPalm;
+  const double expected = 1000 / 0.3 * 6e9 / 989.5e12;
+  const Analysis a = analyze(r, o);
+  EXPECT_TRUE(a.per_gpu);
+  ASSERT_TRUE(a.mfu_steady.has_value());
+  EXPECT_NEAR(*a.mfu_steady, expected, 1e-4 * expected);  // the rate is printed to 3 decimals
+  o.gpus = 8;
+  const Analysis b = analyze(r, o);
+  EXPECT_FALSE(b.per_gpu);
+  ASSERT_TRUE(b.mfu_steady.has_value());
+  EXPECT_NEAR(*b.mfu_steady, expected, 1e-4 * expected);
+  EXPECT_NEAR(b.total_tokens, 8 * 1000 * 80, 8 * 80 * 0.01);
+}
+
 }  // namespace
 }  // namespace mfu
