@@ -431,8 +431,8 @@ const std::vector<const FormatSpec*>& format_registry() {
       &deepspeed_format(),     &megatron_format(),       &nanogpt_format(),
       &nemo_format(),          &nanotron_format(),       &torchtune_format(),
       &verl_format(),          &fairseq_format(),        &olmo_format(),
-      &wandb_history_format(), &wandb_summary_format(),  &hf_trainer_format(),
-      &generic_format(),       &pattern_format()};
+      &composer_format(),      &wandb_history_format(),  &wandb_summary_format(),
+      &hf_trainer_format(),    &generic_format(),        &pattern_format()};
   // clang-format on
   return registry;
 }

@@ -161,6 +161,7 @@ const FormatSpec& verl_format();
 const FormatSpec& llamafactory_format();
 const FormatSpec& fairseq_format();
 const FormatSpec& olmo_format();
+const FormatSpec& composer_format();
 const FormatSpec& tensorboard_format();
 const FormatSpec& wandb_history_format();
 const FormatSpec& wandb_summary_format();

@@ -53,6 +53,7 @@ seeds() {  # target -> seed files, one per line
     ingest_verl) ls "$d"/verl_* "$d"/dschat_*; find "$SAMPLES/../samples-next/verl" -type f 2>/dev/null ;;
     ingest_llamafactory) ls "$d"/llamafactory_*; find "$SAMPLES/../samples-next/llamafactory" -type f 2>/dev/null ;;
     ingest_fairseq) ls "$d"/fairseq_*; find "$SAMPLES/../samples-next/fairseq" -type f 2>/dev/null ;;
+    ingest_composer) ls "$d"/composer_* ;;
     ingest_olmo) find "$SAMPLES/../samples-next/olmo" -type f 2>/dev/null ;;
     ingest_tensorboard|ingest_wandb_history|ingest_wandb_summary) find "$SAMPLES/../samples-next/tensorboard" -type f 2>/dev/null ;;
     ingest_generic|ingest_pattern) ls "$d"/generic_* "$d"/pattern_* ;;
