@@ -427,12 +427,13 @@ const std::vector<const FormatSpec*>& format_registry() {
       &kineto_format(),        &tensorboard_format(),    &mlperf_format(),
       &megatron_golden_format(), &hf_trainer_state_format(), &metadata_format(),
       &llamafactory_format(),  &native_jsonl_format(),   &native_csv_format(),
-      &lightning_csv_format(), &torchtitan_format(),     &maxtext_format(),
-      &deepspeed_format(),     &megatron_format(),       &nanogpt_format(),
-      &nemo_format(),          &nanotron_format(),       &torchtune_format(),
-      &verl_format(),          &fairseq_format(),        &olmo_format(),
-      &composer_format(),      &wandb_history_format(),  &wandb_summary_format(),
-      &hf_trainer_format(),    &generic_format(),        &pattern_format()};
+      &wandb_csv_format(),     &lightning_csv_format(),  &torchtitan_format(),
+      &maxtext_format(),       &deepspeed_format(),      &megatron_format(),
+      &nanogpt_format(),       &nemo_format(),           &nanotron_format(),
+      &torchtune_format(),     &verl_format(),           &fairseq_format(),
+      &olmo_format(),          &composer_format(),       &wandb_history_format(),
+      &wandb_summary_format(), &hf_trainer_format(),     &generic_format(),
+      &pattern_format()};
   // clang-format on
   return registry;
 }

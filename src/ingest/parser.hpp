@@ -165,6 +165,7 @@ const FormatSpec& composer_format();
 const FormatSpec& tensorboard_format();
 const FormatSpec& wandb_history_format();
 const FormatSpec& wandb_summary_format();
+const FormatSpec& wandb_csv_format();
 const FormatSpec& generic_format();
 const FormatSpec& pattern_format();
 

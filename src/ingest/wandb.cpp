@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "ingest/parser.hpp"
+#include "ingest/step_fields.hpp"
 #include "ingest/text_scan.hpp"
+#include "ingest/wandb_rows.hpp"
 #include "text.hpp"
 
 namespace mfu::detail {
@@ -43,7 +45,7 @@ bool wandb_object(std::string_view t) {
 
 class HistoryParser : public LineParser {
  public:
-  explicit HistoryParser(RunBuilder& out) : out_(out) {}
+  explicit HistoryParser(RunBuilder& out) : out_(out), rows_(out) {}
 
   void line(std::string_view raw, std::uint64_t number) override {
     const std::string_view t = trim(raw);
@@ -53,33 +55,27 @@ class HistoryParser : public LineParser {
       out_.malformed(number, "a wandb-history.jsonl line that is not a JSON object");
       return;
     }
-    double step = user_step(j);
-    if (!known(step)) step = detail::number(j, "_step");
-    const double runtime = detail::number(j, "_runtime");
-    if (!known(step) || !known(runtime)) return;
-    if (const double ts = detail::number(j, "_timestamp"); known(ts)) out_.timestamp(ts);
-    Iteration it;
-    it.step = as_step(step);
-    it.line = static_cast<std::uint32_t>(number);
-    it.loss = loss_of(j);
-    if (known(it.loss)) out_.field("loss");
-    if (step > last_step_ && runtime > last_runtime_) {
-      it.count = static_cast<std::uint32_t>(std::min(step - last_step_, 1e9));
-      it.time_s = (runtime - last_runtime_) / (step - last_step_);
-      out_.field("time");
-    }
-    if (it.step == last_logged_ && out_.has_last()) return;  // several calls at one step
-    out_.add(it);
-    last_logged_ = it.step;
-    last_step_ = step;
-    last_runtime_ = runtime;
+    rows_.row(j, number);
   }
 
  private:
   RunBuilder& out_;
-  double last_step_ = 0, last_runtime_ = 0;
-  std::int64_t last_logged_ = -1;
+  WandbRows rows_;
 };
+
+/// A per-step time or throughput the row logs under a name of the generic table ("perf/
+/// step_time", "train/tokens_per_second"): the keys' last path segments read as a step line.
+StepFields logged_rates(const nlohmann::json& j) {
+  std::string line;
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_number() || starts_with(key, "_")) continue;
+    const std::size_t slash = key.rfind('/');
+    line +=
+        fmt::format("{}{}: {}", line.empty() ? "" : " | ",
+                    slash == std::string::npos ? key : key.substr(slash + 1), value.get<double>());
+  }
+  return read_step_fields(line);
+}
 
 void parse_summary(std::string_view text, RunBuilder& out) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
@@ -127,6 +123,41 @@ double sniff_summary(std::string_view head, std::string_view filename) {
 }
 
 }  // namespace
+
+void WandbRows::row(const nlohmann::json& j, std::uint64_t number) {
+  double step = user_step(j);
+  if (!known(step)) step = detail::number(j, "_step");
+  const double runtime = detail::number(j, "_runtime");
+  if (!known(step)) return;
+  if (const double ts = detail::number(j, "_timestamp"); known(ts)) {
+    out_.timestamp(ts);
+    if (known(runtime) && last_logged_ < 0) out_.timestamp(ts - runtime);  // wandb.init()
+  }
+  Iteration it;
+  it.step = as_step(step);
+  it.line = static_cast<std::uint32_t>(number);
+  it.loss = loss_of(j);
+  if (known(it.loss)) out_.field("loss");
+  const StepFields rates = logged_rates(j);
+  if (known(runtime) && step > last_step_ && runtime > last_runtime_) {
+    it.count = static_cast<std::uint32_t>(std::min(step - last_step_, 1e9));
+    it.time_s = (runtime - last_runtime_) / (step - last_step_);
+  } else if (!known(runtime) && rates.time_s && rates.time_s->value > 0) {
+    it.time_s = rates.time_s->value;
+  }
+  if (known(it.time_s)) {
+    out_.field("time");
+    if (rates.tokens_per_s) it.tokens = rates.tokens_per_s->value * it.time_s;
+    if (rates.samples_per_s) it.samples = rates.samples_per_s->value * it.time_s;
+    if (known(it.tokens)) out_.field("tokens");
+  }
+  if (it.step == last_logged_ && out_.has_last()) return;  // several calls at one step
+  if (!known(runtime) && !known(it.time_s) && !known(it.loss)) return;
+  out_.add(it);
+  last_logged_ = it.step;
+  last_step_ = step;
+  if (known(runtime)) last_runtime_ = runtime;
+}
 
 const FormatSpec& wandb_history_format() {
   static const FormatSpec spec{

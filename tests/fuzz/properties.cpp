@@ -192,7 +192,7 @@ const std::vector<Target>& targets() {
           "mlperf",     "maxtext",    "lightning-csv",    "kineto",        "metadata",
           "nemo",       "nanotron",   "torchtune",        "verl",          "llamafactory",
           "fairseq",    "olmo",       "tensorboard",      "wandb-history", "wandb-summary",
-          "generic",    "pattern",    "composer"}) {
+          "generic",    "pattern",    "composer",         "wandb-csv"}) {
       std::string name = std::string("ingest_") + (*f ? f : "detect");
       for (char& c : name)
         if (c == '-') c = '_';

@@ -54,6 +54,7 @@ seeds() {  # target -> seed files, one per line
     ingest_llamafactory) ls "$d"/llamafactory_*; find "$SAMPLES/../samples-next/llamafactory" -type f 2>/dev/null ;;
     ingest_fairseq) ls "$d"/fairseq_*; find "$SAMPLES/../samples-next/fairseq" -type f 2>/dev/null ;;
     ingest_composer) ls "$d"/composer_* ;;
+    ingest_wandb_csv) ls "$d"/lightning_metrics.csv ;;
     ingest_olmo) find "$SAMPLES/../samples-next/olmo" -type f 2>/dev/null ;;
     ingest_tensorboard|ingest_wandb_history|ingest_wandb_summary) find "$SAMPLES/../samples-next/tensorboard" -type f 2>/dev/null ;;
     ingest_generic|ingest_pattern) ls "$d"/generic_* "$d"/pattern_* ;;
