@@ -7,6 +7,7 @@
 #include <map>
 
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/units.hpp"
 
 namespace mfu {
@@ -53,8 +54,14 @@ class Solver {
   }
   double get(const std::string& k) const { return *v.at(k).value; }
 
+  /// A value the user gave; two inputs that give the same quantity must agree (within the
+  /// tolerance of derive), or neither is taken silently.
   void give(const std::string& k, std::optional<double> value, std::string origin) {
     if (!value) return;
+    if (auto it = v.find(k); it != v.end() && it->second.given) {
+      derive(k, *value, origin);
+      return;
+    }
     v[k] = Var{value, std::move(origin), true};
   }
 
@@ -122,6 +129,15 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
   if (in.peak_flops) {
     s.give("P", in.peak_flops, fmt::format("--peak {}", format_flop_rate(*in.peak_flops)));
     out.dtype = in.dtype ? to_string(*in.dtype) : "as given by --peak";
+    if (in.gpu)
+      if (GpuMatch m = db.resolve(*in.gpu); m.spec) {
+        const auto own = m.spec->dense_peak(in.dtype.value_or(Dtype::kBf16));
+        out.notes.push_back(fmt::format(
+            "the peak given ({}) replaces {}'s {} from the accelerator table",
+            format_flop_rate(*in.peak_flops), m.spec->id,
+            own ? format_flop_rate(*own) + " dense " + to_string(in.dtype.value_or(Dtype::kBf16))
+                : std::string("peak")));
+      }
   }
   if (in.gpu) {
     GpuMatch m = db.resolve(*in.gpu);
@@ -147,7 +163,14 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
   std::optional<FlopsPerToken> fpt;
   if (in.model) {
     const ModelShape& m = *in.model;
-    if (m.has_core_shape() || m.params) {
+    const bool any_shape = m.layers > 0 || m.hidden > 0 || m.heads > 0 || m.head_dim > 0;
+    if (m.params && in.convention != Convention::kPalm)
+      throw Error(
+          fmt::format("the parameter count is not used by the {} convention, which "
+                      "counts each matrix multiply from the shape",
+                      to_string(in.convention)),
+          fmt::format("drop {}, or use the palm convention (6N)", input_phrase(Input::kParams)));
+    if (any_shape || m.params) {
       fpt = training_flops_per_token(m, in.convention, in.recompute, m.seq_len);
       const ParamCount pc = count_params(m);
       out.params = pc.total;
@@ -178,6 +201,9 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
          fmt::format("--step-time {}", in.step_time_s ? format_duration(*in.step_time_s) : ""));
   s.give("r", in.tokens_per_s, "--tokens-per-sec");
   s.give("mfu", in.mfu, "--mfu");
+  if (in.mfu && !(*in.mfu > 0))
+    throw Error(fmt::format("MFU must be above 0, got {}", format_percent(*in.mfu)),
+                "write MFU as a percentage (40%) or a fraction (0.4)");
   if (in.mfu && *in.mfu > 1.0)
     throw ImpossibleResult(
         fmt::format("--mfu {} is above 100%, which is impossible", format_percent(*in.mfu)),

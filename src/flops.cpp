@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/units.hpp"
 #include "text.hpp"
 
@@ -69,17 +70,44 @@ double attention_width(const ModelShape& s) {
   return H * static_cast<double>(s.eff_head_dim());
 }
 
+/// "; the config's 131,072 positions are the longest it supports, not the training length".
+std::string max_positions_note(const ModelShape& s) {
+  if (s.max_positions <= 0) return "";
+  return fmt::format(
+      "; the config's max_position_embeddings ({}) is the longest sequence the model supports, "
+      "not the length it trained at",
+      s.max_positions);
+}
+
+/// The per-GEMM conventions count from the shape: a parameter count given beside it is not
+/// theirs to use, and the count they report is the shape's.
+void note_unused_params(const ModelShape& s, Convention c, FlopsPerToken& out) {
+  if (!s.params) return;
+  out.note = fmt::format(
+      "the parameter count given ({}) is not used: the {} convention counts each matrix "
+      "multiply from the shape",
+      format_count(*s.params), to_string(c));
+}
+
+void require_seq_len(const ModelShape& s, Convention c, std::int64_t seq) {
+  if (seq > 0) return;
+  throw Error(fmt::format("the {} convention needs the training sequence length{}", to_string(c),
+                          max_positions_note(s)),
+              "give " + input_phrase(Input::kSeqLen));
+}
+
 void require_shape(const ModelShape& s, Convention c, bool need_vocab) {
   std::vector<std::string> missing;
-  if (s.layers <= 0) missing.emplace_back("--layers");
-  if (s.hidden <= 0) missing.emplace_back("--hidden");
-  if (s.heads <= 0) missing.emplace_back("--heads");
-  if (need_vocab && s.vocab <= 0) missing.emplace_back("--vocab");
+  if (s.layers <= 0) missing.emplace_back("the layers");
+  if (s.hidden <= 0) missing.emplace_back("the hidden size");
+  if (s.heads <= 0) missing.emplace_back("the heads");
+  if (need_vocab && s.vocab <= 0) missing.emplace_back("the vocabulary size");
   if (!missing.empty())
     throw Error(fmt::format("the {} FLOP convention needs the model shape; missing {}",
                             to_string(c), fmt::join(missing, ", ")),
-                "pass --model PRESET or a config.json, or the shape flags; --convention palm works "
-                "with --params alone");
+                fmt::format("give {} or {}; the palm convention works with {} alone",
+                            input_phrase(Input::kModel), input_phrase(Input::kShape),
+                            input_phrase(Input::kParams)));
 }
 
 /// Per-token forward+backward GEMM FLOPs of the projections and MLPs, counted per GEMM (x6).
@@ -120,6 +148,7 @@ double per_gemm_weights(const ModelShape& s, bool count_router) {
 
 FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recompute r,
                                        std::int64_t seq_len_arg) {
+  validate_shape(s);
   FlopsPerToken out;
   out.convention = c;
   out.recompute = r;
@@ -133,17 +162,21 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
   switch (c) {
     case Convention::kPalm: {
       // PaLM App. B: 6N for the weights plus 6*L*H*(2*Q*T) for dense (non-causal) attention.
+      // The attention term needs only the layers, heads and head dimension (PaLM Table 3's
+      // 540B row gives 46.2% from them with N given), not the hidden size.
       const ParamCount p = count_params(s);
       out.weights = 6.0 * p.matmul_active;
-      if (s.has_core_shape() && seq > 0) {
+      if (s.has_attention_shape() && seq > 0) {
         out.attention = 12.0 * L * attention_width(s) * T;
         out.formula =
             fmt::format("6N + 12*L*H*Q*T = 6*{} + 12*{}*{}*{}", format_count(p.matmul_active),
                         s.layers, static_cast<std::int64_t>(attention_width(s)), seq);
       } else {
-        out.note = s.has_core_shape()
-                       ? "attention term omitted: sequence length unknown (pass --seq-len)"
-                       : "attention term omitted: layers/heads unknown (6N only)";
+        out.note = s.has_attention_shape()
+                       ? "attention term omitted: the training sequence length is unknown" +
+                             max_positions_note(s) + " (give " + input_phrase(Input::kSeqLen) + ")"
+                       : "attention term omitted: the layers, heads and head dimension are "
+                         "unknown (6N only)";
         out.formula = fmt::format("6N = 6*{}", format_count(p.matmul_active));
       }
       break;
@@ -152,8 +185,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       // Megatron-LM num_floating_point_operations (2025-03 onwards): per-GEMM count,
       // causal core attention 6*q*s per layer (half of PaLM's), logits 6*h*V, router omitted.
       require_shape(s, c, true);
-      if (seq <= 0)
-        throw Error("the megatron convention needs the sequence length", "pass --seq-len");
+      require_seq_len(s, c, seq);
+      note_unused_params(s, c, out);
       out.weights = per_gemm_weights(s, false);
       out.attention = 6.0 * L * attention_width(s) * T;
       out.logits = 6.0 * h * V;
@@ -165,8 +198,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       // + (f/h)*k*gated + (f_sh/h)*gated + V/(2*L*h)] per token, gated = 3/2 for SwiGLU;
       // non-causal attention and every layer counted as MoE when experts are set.
       require_shape(s, c, true);
-      if (seq <= 0)
-        throw Error("the megatron-2024 convention needs the sequence length", "pass --seq-len");
+      require_seq_len(s, c, seq);
+      note_unused_params(s, c, out);
       const double H = static_cast<double>(s.heads);
       const double g = static_cast<double>(s.eff_kv_heads());
       const double q = H * static_cast<double>(s.eff_head_dim());
@@ -186,9 +219,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       // B*L*(1 + (2 // gqa) + 1)*h^2*s + B*L*2*d_head*H*s^2 + B*L*F*f*h*s*k + B*V*h*s, with the
       // integer division quirk 2 // (H/kv): K and V projections count 0 for gqa >= 3.
       require_shape(s, c, true);
-      if (seq <= 0)
-        throw Error("the megatron-deepspeed convention needs the sequence length",
-                    "pass --seq-len");
+      require_seq_len(s, c, seq);
+      note_unused_params(s, c, out);
       const double H = static_cast<double>(s.heads);
       const double gqa = H / static_cast<double>(s.eff_kv_heads());
       const double kv_term = std::floor(2.0 / gqa);
@@ -206,8 +238,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
     case Convention::kMegatron2023: {
       // Megatron-LM 2023-11 (2748e7c7): 60*L*h^2*(1 + g/(5H) + s/(5h) + V/(10*L*h)) per token.
       require_shape(s, c, true);
-      if (seq <= 0)
-        throw Error("the megatron-2023 convention needs the sequence length", "pass --seq-len");
+      require_seq_len(s, c, seq);
+      note_unused_params(s, c, out);
       const double g = static_cast<double>(s.eff_kv_heads());
       const double H = static_cast<double>(s.heads);
       const double base = 60.0 * L * h * h;
@@ -221,8 +253,8 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       // MaxText calculate_tflops_training_per_device: per-GEMM with the MoE router counted,
       // causal attention 1/2 * 4*T*H*Q per layer forward (x3 for training), unembedding 2*d*V.
       require_shape(s, c, true);
-      if (seq <= 0)
-        throw Error("the maxtext convention needs the sequence length", "pass --seq-len");
+      require_seq_len(s, c, seq);
+      note_unused_params(s, c, out);
       out.weights = per_gemm_weights(s, true);
       out.attention = 6.0 * L * attention_width(s) * T;
       out.logits = 6.0 * h * V;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "embedded_data.hpp"
 #include "json_fields.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "text.hpp"
 
 namespace mfu {
@@ -39,7 +41,27 @@ std::vector<std::string> ModelShape::missing_for_gemm_count() const {
   return m;
 }
 
+void validate_shape(const ModelShape& s) {
+  if (s.params && !(*s.params > 0 && std::isfinite(*s.params)))
+    throw Error(fmt::format("the parameter count must be positive, got {}", *s.params),
+                "give " + input_phrase(Input::kParams) + " as a count such as 8B");
+  if (s.experts > 1 && s.top_k <= 0)
+    throw Error(fmt::format("{} experts, but not how many each token is routed to (top-k): "
+                            "without it the model would be counted as dense",
+                            s.experts),
+                "give the experts per token (top-k)");
+  if (s.top_k > 0 && s.top_k > std::max<std::int64_t>(s.experts, 1))
+    throw Error(
+        fmt::format("{} experts per token, but the model has {} experts", s.top_k, s.experts),
+        "the experts per token (top-k) must be at most the number of experts");
+  if (s.heads > 0 && s.hidden > 0 && s.head_dim <= 0 && !s.is_mla() && s.hidden % s.heads != 0)
+    throw Error(
+        fmt::format("the hidden size {} is not a multiple of the {} heads", s.hidden, s.heads),
+        "give the head dimension, or check the hidden size and the heads");
+}
+
 ParamCount count_params(const ModelShape& s) {
+  validate_shape(s);
   ParamCount p;
   if (s.params) {
     p.total = p.active = p.matmul_active = *s.params;
@@ -47,9 +69,19 @@ ParamCount count_params(const ModelShape& s) {
     return p;
   }
   if (!s.has_core_shape()) {
-    throw Error("the model size is unknown",
-                "pass --model PRESET, --model path/config.json, --params N, or the shape flags "
-                "--layers --hidden --heads (with --vocab, --ffn, --kv-heads)");
+    std::vector<std::string> missing;
+    if (s.layers <= 0) missing.emplace_back("layers");
+    if (s.hidden <= 0) missing.emplace_back("hidden size");
+    if (s.heads <= 0) missing.emplace_back("heads");
+    throw Error(
+        fmt::format("the model size is unknown: counting N needs the layers, hidden size and "
+                    "heads (missing: {}){}",
+                    fmt::join(missing, ", "),
+                    s.has_attention_shape()
+                        ? "; the layers, heads and head dimension give only the attention term"
+                        : ""),
+        fmt::format("give {}, {}, or {}", input_phrase(Input::kModel), input_phrase(Input::kParams),
+                    input_phrase(Input::kShape)));
   }
   const double h = static_cast<double>(s.hidden);
   const double H = static_cast<double>(s.heads);
@@ -92,7 +124,9 @@ ParamCount count_params(const ModelShape& s) {
   const double V = static_cast<double>(s.vocab);
   p.embedding = V * h;
   p.output = s.tied_embeddings ? 0.0 : V * h;
-  p.positions = s.learned_positions ? static_cast<double>(s.seq_len) * h : 0.0;
+  // A learned position table has a row per position the model supports.
+  const double positions = static_cast<double>(s.max_positions > 0 ? s.max_positions : s.seq_len);
+  p.positions = s.learned_positions ? positions * h : 0.0;
   const double final_norm = norm;
   p.total = layers_total + p.embedding + p.output + p.positions + final_norm;
   p.active = layers_active + p.embedding + p.output + p.positions + final_norm;
@@ -235,7 +269,9 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
   s.head_dim = get_int(j, {"head_dim"});
   s.ffn = get_int(j, {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"});
   s.vocab = get_int(j, {"vocab_size", "padded_vocab_size"});
-  s.seq_len =
+  // The longest sequence the model supports, not the one it trained at: the training length
+  // comes from the log or the user (a Llama-3.1 config says 131,072 for runs at 8,192).
+  s.max_positions =
       get_int(j, {"max_position_embeddings", "n_positions", "seq_length", "max_sequence_length"});
   s.tied_embeddings = get_bool(j, "tie_word_embeddings", type == "gpt2" || type == "opt");
   const std::string act =

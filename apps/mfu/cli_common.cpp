@@ -74,6 +74,31 @@ std::int64_t int_flag(const std::string& text, const char* name) {
   return static_cast<std::int64_t>(v);
 }
 
+/// A preset whose hidden size or heads were changed keeps nothing that followed from the old
+/// ones: the MLP sizes scale with the hidden size (GPT-3's 4h stays 4h, Llama's 3.5h stays
+/// 3.5h) and a head dimension that was hidden / heads is derived again, each unless given.
+ModelShape with_changed_width(const ModelShape& preset, ModelShape m, bool ffn_free,
+                              bool head_dim_free) {
+  std::vector<std::string> changed;
+  if (m.hidden != preset.hidden && preset.hidden > 0) {
+    const double scale = static_cast<double>(m.hidden) / static_cast<double>(preset.hidden);
+    if (ffn_free && preset.ffn > 0) {
+      m.ffn = std::llround(static_cast<double>(preset.ffn) * scale);
+      changed.push_back(fmt::format("FFN {} (scaled with the hidden size)", m.ffn));
+    }
+    if (preset.moe_ffn > 0) m.moe_ffn = std::llround(static_cast<double>(preset.moe_ffn) * scale);
+  }
+  const bool width_changed = m.hidden != preset.hidden || m.heads != preset.heads;
+  if (width_changed && head_dim_free && preset.head_dim > 0 && preset.heads > 0 &&
+      preset.head_dim == preset.hidden / preset.heads) {
+    m.head_dim = 0;
+    changed.push_back("head dimension hidden / heads");
+  }
+  if (!changed.empty())
+    m.source += fmt::format(" with changed dimensions ({})", fmt::join(changed, ", "));
+  return m;
+}
+
 }  // namespace
 
 std::optional<ModelShape> build_model(const ModelFlags& f) {
@@ -89,6 +114,7 @@ std::optional<ModelShape> build_model(const ModelFlags& f) {
   auto set = [](std::int64_t& field, const std::string& text, const char* name) {
     if (!text.empty()) field = int_flag(text, name);
   };
+  const ModelShape preset = m;
   set(m.layers, f.layers, "--layers");
   set(m.hidden, f.hidden, "--hidden");
   set(m.heads, f.heads, "--heads");
@@ -101,6 +127,7 @@ std::optional<ModelShape> build_model(const ModelFlags& f) {
   set(m.seq_len, f.seq_len, "--seq-len");
   if (f.swiglu) m.gated_mlp = true;
   if (!f.params.empty()) m.params = parse_quantity(f.params, Quantity::kCount);
+  if (!f.model.empty()) m = with_changed_width(preset, m, f.ffn.empty(), f.head_dim.empty());
   if (m.kv_heads > 0 && m.heads > 0 && m.heads % m.kv_heads != 0)
     throw Error(fmt::format("--heads {} is not a multiple of --kv-heads {}", m.heads, m.kv_heads));
   return m;

@@ -208,6 +208,9 @@ struct Analysis {
   std::optional<double> framework_mfu_steady;
   /// The MFU the log itself prints (steady records, time-weighted), under its own peak.
   std::optional<double> framework_printed_mfu;
+  /// mfu's count and the framework's more than 10% apart: by how much, the likely cause the
+  /// inputs show, and which count the headline takes (reports print it under the headline).
+  std::string framework_disagreement;
   std::optional<double> framework_flops_per_s_per_gpu;
   std::string framework_convention;  ///< the convention mfu believes the framework used
   std::optional<double> recomputed_flops_per_s_per_gpu;  ///< mfu's count under that convention

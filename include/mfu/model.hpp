@@ -28,7 +28,10 @@ struct ModelShape {
   std::int64_t head_dim = 0;  ///< 0 = hidden / heads
   std::int64_t ffn = 0;       ///< 0 = 4 * hidden
   std::int64_t vocab = 0;
-  std::int64_t seq_len = 0;
+  std::int64_t seq_len = 0;  ///< the training length (a preset's, a log's or a flag's)
+  /// The longest sequence a Hugging Face config supports (max_position_embeddings): the size
+  /// of a learned position table, never taken for the training length.
+  std::int64_t max_positions = 0;
   bool gated_mlp = false;          ///< SwiGLU/GeGLU: three h x f matrices instead of two
   bool tied_embeddings = false;    ///< output projection shares the input embedding
   bool learned_positions = false;  ///< GPT-2 style position table (a gather, not a matmul)
@@ -53,6 +56,11 @@ struct ModelShape {
   std::optional<double> stated_params;
 
   [[nodiscard]] bool has_core_shape() const { return layers > 0 && hidden > 0 && heads > 0; }
+  /// What PaLM's attention term 12*L*H*Q*T needs: layers, heads and the head dimension
+  /// (given, or hidden / heads).
+  [[nodiscard]] bool has_attention_shape() const {
+    return layers > 0 && heads > 0 && (head_dim > 0 || hidden > 0 || is_mla());
+  }
   [[nodiscard]] bool is_moe() const { return experts > 1 && top_k > 0; }
   [[nodiscard]] bool is_mla() const { return kv_lora_rank > 0; }
   [[nodiscard]] std::int64_t eff_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
@@ -83,6 +91,11 @@ struct ParamCount {
 /// Counts parameters from the shape. When `shape.params` is set it is used as N as given.
 /// Throws mfu::Error when neither a shape nor params is known.
 [[nodiscard]] ParamCount count_params(const ModelShape& shape);
+
+/// Throws Error when the shape cannot describe a model: a non-positive parameter count,
+/// experts without the experts per token (or more per token than there are), a hidden size
+/// that the heads do not divide without a head dimension.
+void validate_shape(const ModelShape& shape);
 
 /// Model presets (data/models.json).
 class ModelCatalog {

@@ -11,6 +11,23 @@
 namespace mfu::detail {
 namespace {
 
+/// mfu's count and the framework's more than 10% apart: said first, with the cause the inputs
+/// show and which count the headline takes.
+void disagreement(const Resolved& r, Analysis& a) {
+  if (!a.achieved_flops_per_s_per_gpu_steady || !a.framework_flops_per_s_per_gpu) return;
+  if (a.flops_source == "framework" || !(*a.framework_flops_per_s_per_gpu > 0)) return;
+  const double d = *a.achieved_flops_per_s_per_gpu_steady / *a.framework_flops_per_s_per_gpu - 1;
+  if (std::fabs(d) <= 0.10) return;
+  a.framework_disagreement = fmt::format(
+      "mfu's count ({} per GPU, {} convention) is {:+.0f}% from the {} the log "
+      "prints: {}; the headline takes mfu's count, the FLOPs the model needs",
+      format_flop_rate(*a.achieved_flops_per_s_per_gpu_steady), a.convention, d * 100,
+      format_flop_rate(*a.framework_flops_per_s_per_gpu),
+      r.framework_cause.empty() ? "a different FLOP convention or parameter count "
+                                  "(the framework's is below)"
+                                : r.framework_cause);
+}
+
 void framework_count(const Resolved& r, const Totals& t, Analysis& a) {
   if (t.printed_mfu_time > 0) a.framework_printed_mfu = t.printed_mfu_sum / t.printed_mfu_time;
   if (!(t.reported_time > 0)) return;
@@ -22,6 +39,7 @@ void framework_count(const Resolved& r, const Totals& t, Analysis& a) {
         *a.recomputed_flops_per_s_per_gpu / *a.framework_flops_per_s_per_gpu - 1.0;
     a.framework_convention = to_string(*r.framework_convention);
   }
+  disagreement(r, a);
   if (a.framework_mfu_steady && *a.framework_mfu_steady > 1.0)
     a.warnings.push_back(fmt::format(
         "the framework's printed FLOP/s ({} per GPU) is {} of the {} peak: impossible, so "

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "mfu/calc.hpp"
 #include "mfu/error.hpp"
 #include "mfu/inputs.hpp"
@@ -65,6 +67,42 @@ namespace {
 /// Where a value the user gave came from, phrased by the front end ("given (--gpus)").
 std::string given(Input i) {
   return "given (" + input_phrase(i) + ")";
+}
+
+/// What the inputs show of why the framework's FLOP count differs from mfu's: its parameter
+/// count against mfu's N (the embedding table V x h in or out), or recomputation it counts.
+std::string framework_cause(const ModelShape& model, const ModelShape& framework, Convention c,
+                            Recompute recompute) {
+  if (c == Convention::kMegatronDeepSpeed &&
+      (recompute == Recompute::kFull || recompute == Recompute::kSelective))
+    return "Megatron-DeepSpeed's TFLOPs count the recomputed forward pass (hardware FLOPs, HFU)";
+  if (!framework.params || model.params || model.vocab <= 0 || model.hidden <= 0) return "";
+  double ours = 0;
+  try {
+    ours = count_params(model).matmul_active;
+  } catch (const Error&) {
+    return "";
+  }
+  const double table = static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
+  const double gap = ours - *framework.params;
+  if (std::fabs(gap - table) <= 0.02 * table)
+    return model.tied_embeddings
+               ? fmt::format(
+                     "the framework's N ({}) leaves out the output projection the "
+                     "model shares with its tied embedding ({} x {} = {} parameters), "
+                     "a matrix multiply every token runs",
+                     format_count(*framework.params), model.vocab, model.hidden,
+                     format_count(table))
+               : fmt::format(
+                     "the framework's N ({}) leaves out the output projection ({} "
+                     "parameters)",
+                     format_count(*framework.params), format_count(table));
+  if (std::fabs(-gap - table) <= 0.02 * table)
+    return fmt::format(
+        "the framework's N ({}) counts the input embedding ({} parameters), a "
+        "lookup, as matrix multiplies (torchtitan did before 2024-04-26)",
+        format_count(*framework.params), format_count(table));
+  return "";
 }
 
 /// Resolution in stages, one per input; each reads the flags, then the log, then defaults.
@@ -378,6 +416,7 @@ void Resolver::framework() {
     if (meta.text("framework_flops_by").value_or("") == "torchtitan") {
       if (auto n = meta.number("framework_params")) fm.params = *n;
     }
+    r.framework_cause = framework_cause(*r.model, fm, *r.framework_convention, r.recompute);
     const Recompute frc =
         *r.framework_convention == Convention::kMegatronDeepSpeed ? r.recompute : Recompute::kNone;
     try {

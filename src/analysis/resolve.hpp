@@ -33,6 +33,9 @@ struct Resolved {
   std::optional<Convention> framework_convention;
   std::optional<FlopsPerToken> framework_fpt;
   std::string framework_note;
+  /// Why the framework's count would differ from mfu's, where the inputs show it ("its N
+  /// leaves out the tied output projection"); empty when nothing explains a difference.
+  std::string framework_cause;
   std::vector<InputValue> used;
   std::vector<std::string> unknowns;
   std::vector<std::string> warnings;

@@ -29,6 +29,12 @@ double own_flops(const WorkPlan& w, const Iteration& it, double t) {
   return kUnknown;
 }
 
+bool log_counts_flops(const Run& run) {
+  for (std::size_t i = 0; i < run.iterations.size(); ++i)
+    if (known(validated(run.iterations[i]).model_flops)) return true;
+  return false;
+}
+
 /// The framework's own count is used only when it is possible on this hardware.
 bool framework_count_usable(const Run& run, const Resolved& r, const Records& rec) {
   double sum = 0, tsum = 0;
@@ -50,9 +56,10 @@ WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, 
     any_reported = any_reported || known(it.reported_flops_per_gpu);
     any_tokens = any_tokens || known(w.tokens(it));
   }
+  // The user's FLOPs per step win over the log's own count, as every flag does.
+  if (known(r.flops_default)) return WorkSource::kFlag;
   if (any_log_flops) return WorkSource::kLog;
   if (r.fpt && any_tokens) return WorkSource::kModel;
-  if (known(r.flops_default)) return WorkSource::kFlag;
   if (any_reported && known(r.work_gpus) && framework_count_usable(run, r, rec))
     return WorkSource::kFramework;
   if (run.meta.number("framework_total_flops") && known(r.gpus)) return WorkSource::kFrameworkTotal;
@@ -145,6 +152,10 @@ WorkPlan plan_work(const Run& run, const Resolved& r, const Records& rec, Analys
         "model FLOPs are the framework's total_flos (Hugging Face's 6 x params x tokens "
         "estimate); give the model for mfu's own count");
   }
+  if (w.source == WorkSource::kFlag && log_counts_flops(run))
+    a.warnings.push_back(fmt::format(
+        "the log prints its own model FLOPs per step; {} replaces them (drop it to use the log's)",
+        input_phrase(Input::kFlopsPerStep)));
   if (w.source == WorkSource::kLog || w.source == WorkSource::kFramework)
     w.flops_by_tokens = flops_by_tokens(run, rec, w);
   if (w.source == WorkSource::kNone)

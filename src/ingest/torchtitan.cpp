@@ -214,7 +214,11 @@ class TorchtitanParser : public LineParser {
         }
       }
     }
-    if (auto o = j.find("output"); o != j.end() && o->is_object())
+    // An output module is there when tied too ("enable_weight_tying": true shares its weight
+    // with the embedding): the flag decides where the model prints it.
+    if (auto t = j.find("enable_weight_tying"); t != j.end() && t->is_boolean())
+      out_.meta("tied_embeddings", t->get<bool>() ? 1.0 : 0.0, line, false);
+    else if (auto o = j.find("output"); o != j.end() && o->is_object())
       out_.meta("tied_embeddings", 0.0, line, false);
   }
 

@@ -37,6 +37,7 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
   j["gpu"] = a.gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.gpu);
   j["gpus"] = num(a.gpus);
   j["per_gpu"] = a.per_gpu;
+  if (!a.framework_disagreement.empty()) j["framework_disagreement"] = a.framework_disagreement;
   j["dtype"] = a.dtype;
   j["peak_flops_per_s_per_gpu"] = num(a.peak_flops_per_gpu);
   j["achieved_flops_per_s_per_gpu"] = opt(a.achieved_flops_per_s_per_gpu);

@@ -8,6 +8,7 @@ namespace mfu::detail {
 
 void render_analysis_markdown(const Analysis& a, std::ostream& out) {
   out << "## mfu: " << headline(a) << "\n\n";
+  if (!a.framework_disagreement.empty()) out << "> " << a.framework_disagreement << "\n\n";
   out << "| metric | value |\n|---|---|\n";
   out << fmt::format("| MFU (whole run) | {} |\n", pct_or(a.mfu));
   out << fmt::format("| MFU (steady state) | {} |\n", pct_or(a.mfu_steady));

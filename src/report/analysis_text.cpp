@@ -43,6 +43,7 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
     facts.push_back(
         "per GPU: the log prints a per-GPU rate and the GPU count is unknown, so the "
         "job's totals and GPU-hours are too (MFU does not depend on the count)");
+  if (!a.framework_disagreement.empty()) facts.push_back("note: " + a.framework_disagreement);
   for (const auto& f : facts) out << "  " << f << '\n';
   out << fmt::format("  step {} median (p05 {}, p95 {}) over {} steady iterations\n",
                      format_duration(a.step_time.median), format_duration(a.step_time.p05),

@@ -331,3 +331,31 @@ TEST(Cli, HtmlReportRendersInAHeadlessBrowser) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// A preset with a changed hidden size keeps nothing that followed from the old one: GPT-3's
+// FFN of 4h becomes 4 x 2304 = 9216, and 24 layers give 12 x 24 x 2304^2 = 1.529B in the
+// layers, plus the 50,257 x 2304 embedding (115.8M) and 2,048 x 2304 positions (4.7M): 1.65B
+// (the preset's FFN of 49,152 gave 6.07B).
+TEST(Cli, APresetWithAChangedHiddenSizeScalesItsMlp) {
+  const auto r = test::run_mfu(
+      "calc --model gpt3-175b --layers 24 --hidden 2304 --heads 24 --tokens-per-sec 10k --gpus 8 "
+      "--gpu h100-sxm");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1.65B"), std::string::npos) << r.out;
+}
+
+// The PaLM 540B row of Table 3 from the command line: 46.2%.
+TEST(Cli, CalcReproducesPalm540bFromLayersHeadsAndHeadDim) {
+  const auto r = test::run_mfu(
+      "calc --params 540.35B --layers 118 --heads 48 --head-dim 256 --seq-len 2048 "
+      "--tokens-per-sec 238.3k --gpus 6144 --gpu tpu-v4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("46.2%"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("omitted"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace mfu
