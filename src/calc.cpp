@@ -118,13 +118,11 @@ const char* key_name(const std::string& key) {
 
 }  // namespace
 
-CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
-  CalcResult out;
-  out.convention = to_string(in.convention);
-  out.recompute = to_string(in.recompute);
-  Solver s;
+namespace {
 
-  // Hardware.
+/// The peak per GPU (from the table, or given) and the GPU count; returns the part's TDP.
+std::optional<double> give_hardware(const CalcInputs& in, const GpuDatabase& db, Solver& s,
+                                    CalcResult& out) {
   std::optional<double> tdp;
   if (in.peak_flops) {
     s.give("P", in.peak_flops, fmt::format("--peak {}", format_flop_rate(*in.peak_flops)));
@@ -159,7 +157,11 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
     throw Error(fmt::format("--gpus must be a whole number of at least 1, got {}",
                             format_number(*in.gpus)));
 
-  // Work.
+  return tdp;
+}
+
+/// FLOPs per token from the model, and tokens per step from the batch or the flag.
+std::optional<FlopsPerToken> give_work(const CalcInputs& in, Solver& s, CalcResult& out) {
   std::optional<FlopsPerToken> fpt;
   if (in.model) {
     const ModelShape& m = *in.model;
@@ -214,7 +216,12 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
           fmt::format("{} must be positive, got {}", key_name(k), describe_value(k, s.get(k))));
   }
 
-  // Propagate the identity until nothing new can be derived.
+  return fpt;
+}
+
+/// Applies the identity MFU = FLOPs per step / (step time x GPUs x peak) and its rearrangements
+/// until nothing new can be derived.
+void propagate(Solver& s) {
   for (int round = 0; round < 16; ++round) {
     bool changed = false;
     auto k = [&](const char* name) { return s.known(name); };
@@ -249,6 +256,36 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
       changed |= s.derive("P", g("A") / (g("mfu") * g("n")), "achieved / (MFU x GPUs)");
     if (!changed) break;
   }
+}
+
+/// The error when MFU is not determined: which of the work, the time, the peak and the GPU
+/// count are missing.
+[[noreturn]] void throw_missing(const Solver& s) {
+  std::vector<std::string> missing;
+  const bool work = s.known("F") || s.known("fpt") || s.known("A");
+  const bool time = s.known("T") || s.known("r") || s.known("A");
+  if (!work)
+    missing.emplace_back("the work (--model with --batch or --tokens-per-step, or --flops)");
+  if (!time) missing.emplace_back("the time (--step-time or --tokens-per-sec)");
+  if (!s.known("P")) missing.emplace_back("the peak (--gpu NAME or --peak)");
+  if (!s.known("n")) missing.emplace_back("the GPU count (--gpus)");
+  if (missing.empty())
+    missing.emplace_back("tokens per step to link --flops or --step-time to the model");
+  throw Error(fmt::format("cannot compute MFU: missing {}", fmt::join(missing, "; ")),
+              "example: mfu calc --model llama3-8b --gpus 64 --gpu h100 --tokens-per-sec 1.2M");
+}
+
+}  // namespace
+
+CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
+  CalcResult out;
+  out.convention = to_string(in.convention);
+  out.recompute = to_string(in.recompute);
+  Solver s;
+  const std::optional<double> tdp = give_hardware(in, db, s, out);
+  const std::optional<FlopsPerToken> fpt = give_work(in, s, out);
+  propagate(s);
+
   if (!s.conflicts.empty()) {
     const auto& c = s.conflicts.front();
     throw Error(fmt::format("inputs disagree: {} is {} from {}, but {} gives {}", key_name(c.key),
@@ -273,20 +310,7 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
   if (out.gpus && (std::fabs(*out.gpus - std::round(*out.gpus)) > 1e-6) && !in.gpus)
     out.notes.push_back(fmt::format("the inputs imply {:.2f} GPUs, not a whole number", *out.gpus));
 
-  if (!out.mfu) {
-    std::vector<std::string> missing;
-    const bool work = s.known("F") || s.known("fpt") || s.known("A");
-    const bool time = s.known("T") || s.known("r") || s.known("A");
-    if (!work)
-      missing.emplace_back("the work (--model with --batch or --tokens-per-step, or --flops)");
-    if (!time) missing.emplace_back("the time (--step-time or --tokens-per-sec)");
-    if (!s.known("P")) missing.emplace_back("the peak (--gpu NAME or --peak)");
-    if (!s.known("n")) missing.emplace_back("the GPU count (--gpus)");
-    if (missing.empty())
-      missing.emplace_back("tokens per step to link --flops or --step-time to the model");
-    throw Error(fmt::format("cannot compute MFU: missing {}", fmt::join(missing, "; ")),
-                "example: mfu calc --model llama3-8b --gpus 64 --gpu h100 --tokens-per-sec 1.2M");
-  }
+  if (!out.mfu) throw_missing(s);
   if (*out.mfu > 1.0 + 1e-9) {
     throw ImpossibleResult(
         fmt::format("MFU would be {}, which is impossible (above 100%)", format_percent(*out.mfu)),
