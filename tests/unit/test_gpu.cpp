@@ -12,7 +12,8 @@ const GpuDatabase& db() {
 }
 
 TEST(GpuDatabase, HoldsEveryAcceleratorOfTheReferenceTable) {
-  // shared/reference/gpu_peaks.csv lists 36 accelerators; we add RTX 5090 and one MI250X GCD.
+  // shared/reference/gpu_peaks.csv lists 36 accelerators; we add RTX 5090, the MI250X GCD and
+  // the parts of issue 16 (ResolvesTheNamesOfTheAddedParts).
   const char* ids[] = {"v100-sxm2",
                        "v100-pcie",
                        "v100s-pcie",
@@ -38,7 +39,7 @@ TEST(GpuDatabase, HoldsEveryAcceleratorOfTheReferenceTable) {
                        "rtx-3090",
                        "rtx-4090",
                        "rtx-a6000",
-                       "mi250x",
+                       "mi250x-oam",
                        "mi300x",
                        "mi325x",
                        "mi355x",
@@ -78,6 +79,33 @@ TEST(GpuDatabase, ResolvesWhatPeopleTypeAndWhatToolsPrint) {
   EXPECT_EQ(db().resolve("NVIDIA H200-SXM5-141GB").spec->id, "h200-sxm");
   EXPECT_EQ(db().resolve("Tesla V100-SXM2-32GB").spec->id, "v100-sxm2");
   EXPECT_EQ(db().resolve("NVIDIA A100-SXM4-40GB").spec->id, "a100-sxm4-40gb");
+}
+
+// Names as torch.cuda.get_device_name() and rocm-smi print them for parts added in issue 16.
+// A ROCm device is one GCD: "AMD Instinct MI250X / MI250" is half an OAM, 191.5 TFLOP/s bf16
+// (AMD's 383 for the two-GCD OAM / 2; torchtitan's get_peak_flops uses 191.5e12), so a run on
+// 8 GCDs is not judged against 8 x 383 (which halved MFU).
+TEST(GpuDatabase, ResolvesTheNamesOfTheAddedParts) {
+  const std::pair<const char*, const char*> names[] = {
+      {"AMD Instinct MI250X / MI250", "mi250x-gcd"},
+      {"AMD Instinct MI250X", "mi250x-gcd"},
+      {"AMD Instinct MI250", "mi250-gcd"},
+      {"AMD Instinct MI210", "mi210"},
+      {"AMD Instinct MI300A", "mi300a"},
+      {"NVIDIA H800", "h800-sxm"},
+      {"NVIDIA H800 PCIe", "h800-pcie"},
+      {"NVIDIA A800-SXM4-80GB", "a800-sxm4-80gb"},
+      {"NVIDIA A800 80GB PCIe", "a800-pcie-80gb"},
+      {"NVIDIA L40", "l40"},
+      {"NVIDIA A40", "a40"},
+      {"tpu v3", "tpu-v3"}};
+  for (const auto& [name, id] : names) EXPECT_EQ(db().resolve(name).spec->id, id) << name;
+  EXPECT_DOUBLE_EQ(*db().resolve("AMD Instinct MI250X / MI250").spec->dense_peak(Dtype::kBf16),
+                   191.5e12);
+  EXPECT_DOUBLE_EQ(*db().resolve("mi250x").spec->dense_peak(Dtype::kBf16), 191.5e12);
+  EXPECT_DOUBLE_EQ(*db().resolve("mi250x-oam").spec->dense_peak(Dtype::kBf16), 383e12);
+  // H800 keeps H100's tensor rates (989.5 dense bf16) and loses FP64 (1 TFLOP/s).
+  EXPECT_DOUBLE_EQ(*db().resolve("NVIDIA H800").spec->dense_peak(Dtype::kBf16), 989.5e12);
 }
 
 TEST(GpuDatabase, L40sDoesNotResolveToL4) {
