@@ -6,6 +6,7 @@
 
 #include "analysis/stages.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/units.hpp"
 
 namespace mfu::detail {
@@ -73,6 +74,22 @@ void work_notes(const Totals& t, Analysis& a) {
         t.timers_over));
 }
 
+/// Above ~70% of a 16-bit peak no large run has been published (PaLM 46.2%, Llama 3 38-43%,
+/// MegaScale 55.2%): possible, but more often a wrong input, so it is said, never refused.
+void implausibly_high(Analysis& a) {
+  constexpr double kPlausible = 0.70;
+  const std::optional<double> m = a.mfu_steady ? a.mfu_steady : a.mfu;
+  if (!m || *m <= kPlausible || *m > 1.0 + 1e-9) return;
+  if (a.dtype != "bf16" && a.dtype != "fp16") return;
+  a.warnings.insert(
+      a.warnings.begin(),
+      fmt::format("MFU {} is above 70% of the dense {} peak, more than published large runs "
+                  "reach (PaLM 46.2%, Llama 3 38-43%): check whether the run computed in FP8 "
+                  "(give {}), the GPU count (too low a count raises MFU by the same factor), "
+                  "and whether the model FLOPs count recomputation",
+                  format_percent(*m), a.dtype, input_phrase(Input::kDtype)));
+}
+
 void guard(const Analysis& a, bool timeline) {
   const char* hint =
       "check the GPU count (all GPUs of the job), the accelerator or its dense peak per GPU, and "
@@ -129,6 +146,7 @@ void fill_headline(const Resolved& r, const WorkPlan& work, const Totals& t, Ana
   if (a.wall_time_s > 0) a.goodput = t.productive / a.wall_time_s;
   work_notes(t, a);
   guard(a, a.clock_source == "the log's timestamps");
+  implausibly_high(a);
 }
 
 }  // namespace mfu::detail

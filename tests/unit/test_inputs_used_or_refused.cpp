@@ -190,5 +190,34 @@ TEST(InputsUsed, TiedEmbeddingsAndTheFrameworksCountAreExplained) {
   EXPECT_NE(a.framework_disagreement.find("+87%"), std::string::npos) << a.framework_disagreement;
 }
 
+// Sanity: an MFU above 70% of a 16-bit peak is said (with its likely causes), never refused;
+// 60% is not; under the FP8 peak, 75% of bf16 is 37.5% and nothing is said. Runs of 4 steps
+// of 1 s on 8 H100 SXM (989.5 TFLOP/s bf16, 1,979 fp8) at `share` of the bf16 peak.
+TEST(InputsUsed, AnImplausiblyHighMfuIsSaid) {
+  auto run_at = [](double share) {
+    std::string text;
+    for (int s = 1; s <= 4; ++s)
+      text += "{\"step\":" + std::to_string(s) +
+              ",\"time_s\":1.0,\"model_flops\":" + std::to_string(share * 8 * 989.5e12) + "}\n";
+    return ingest_text(text, "run.jsonl");
+  };
+  auto said = [](const Analysis& a) {
+    for (const auto& w : a.warnings)
+      if (w.find("above 70%") != std::string::npos) return true;
+    return false;
+  };
+  AnalyzeOptions o;
+  o.gpu = "h100-sxm";
+  o.gpus = 8;
+  const Analysis high = analyze(run_at(0.75), o);
+  EXPECT_NEAR(*high.mfu, 0.75, 1e-9);
+  EXPECT_TRUE(said(high));
+  EXPECT_FALSE(said(analyze(run_at(0.60), o)));
+  o.dtype = Dtype::kFp8;
+  const Analysis fp8 = analyze(run_at(0.75), o);
+  EXPECT_NEAR(*fp8.mfu, 0.375, 1e-9);
+  EXPECT_FALSE(said(fp8));
+}
+
 }  // namespace
 }  // namespace mfu
