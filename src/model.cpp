@@ -239,6 +239,31 @@ const ModelShape& ModelCatalog::get(std::string_view name) const {
       "flags --layers --hidden --heads --vocab");
 }
 
+/// Llama 4 (transformers Llama4TextConfig): intermediate_size is one expert's MLP and
+/// intermediate_size_mlp the dense layers'; every MoE layer adds a shared expert of the
+/// expert's size; every interleave_moe_layer_step-th layer is MoE. Scout (16 experts, every
+/// layer) is 109B total / 17B active, Maverick (128, every 2nd) 400B / 17B (Meta's model card).
+void llama4_layout(const nlohmann::json& j, const std::string& type, ModelShape& s) {
+  if (type.rfind("llama4", 0) != 0) return;
+  s.gated_mlp = true;
+  if (const auto dense = get_int(j, {"intermediate_size_mlp"}); dense > 0 && s.experts > 1) {
+    s.moe_ffn = s.ffn;
+    s.ffn = dense;
+    s.shared_experts = 1;
+  }
+}
+
+/// Keys that change the FLOP count and that the count does not model are named in the
+/// shape's source, never skipped silently.
+void note_uncounted(const nlohmann::json& j, ModelShape& s) {
+  std::vector<std::string> uncounted;
+  if (const auto mtp = get_int(j, {"num_nextn_predict_layers"}); mtp > 0)
+    uncounted.push_back(fmt::format("num_nextn_predict_layers={} (multi-token prediction)", mtp));
+  if (j.contains("intermediate_size_mlp") && s.moe_ffn == 0)
+    uncounted.emplace_back("intermediate_size_mlp (a dense MLP size beside intermediate_size)");
+  if (!uncounted.empty()) s.source += fmt::format(" (not counted: {})", fmt::join(uncounted, ", "));
+}
+
 ModelShape parse_hf_config(std::string_view json_text, const std::string& origin) {
   nlohmann::json j;
   try {
@@ -298,7 +323,11 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
       s.shared_experts = sz / s.moe_ffn;
   }
   s.first_dense_layers = get_int(j, {"first_k_dense_replace"});
-  if (auto f = get_int(j, {"moe_layer_freq", "decoder_sparse_step"}); f > 0) s.moe_layer_freq = f;
+  if (auto f = get_int(j, {"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"});
+      f > 0)
+    s.moe_layer_freq = f;
+  llama4_layout(j, type, s);
+  note_uncounted(j, s);
   s.q_lora_rank = get_int(j, {"q_lora_rank"});
   s.kv_lora_rank = get_int(j, {"kv_lora_rank"});
   s.qk_nope_head_dim = get_int(j, {"qk_nope_head_dim"});

@@ -1,5 +1,6 @@
 // Every input is used or refused (issue 16): each case below was silently dropped or misread
 // before; each test gives the expected value by hand or the expected error.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -217,6 +218,50 @@ TEST(InputsUsed, AnImplausiblyHighMfuIsSaid) {
   const Analysis fp8 = analyze(run_at(0.75), o);
   EXPECT_NEAR(*fp8.mfu, 0.375, 1e-9);
   EXPECT_FALSE(said(fp8));
+}
+
+// Llama 4 configs (the text_config of meta-llama's Llama-4-Scout-17B-16E and
+// Llama-4-Maverick-17B-128E config.json). By hand, per layer: attention 5120 x (40 + 2 x 8 + 40)
+// x 128 = 62.9M; an expert or the shared expert 3 x 5120 x 8192 = 125.8M; a dense MLP
+// 3 x 5120 x 16384 = 251.7M; embedding and untied output 2 x 202048 x 5120 = 2.07B.
+// Scout, 48 MoE layers of 16 experts: 48 x (62.9M + 17 x 125.8M) + 2.07B = 107.8B total and
+// 48 x (62.9M + 2 x 125.8M) + 2.07B = 17.2B active (Meta: 109B incl. vision, 17B active).
+// Maverick, 24 MoE layers of 128 and 24 dense: 400.7B total (Meta: 400B), 17.2B active.
+TEST(InputsUsed, Llama4ConfigsAreCountedWithTheirDenseAndSharedMlps) {
+  auto config = [](int experts, int interleave) {
+    return fmt::format(
+        R"({{"model_type": "llama4", "text_config": {{"model_type": "llama4_text",
+        "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "num_hidden_layers": 48, "num_local_experts": {}, "num_experts_per_tok": 1,
+        "interleave_moe_layer_step": {}, "vocab_size": 202048, "hidden_act": "silu",
+        "tie_word_embeddings": false, "max_position_embeddings": 10485760}}}})",
+        experts, interleave);
+  };
+  const double attn = 5120.0 * (40 + 2 * 8 + 40) * 128, expert = 3.0 * 5120 * 8192,
+               dense = 3.0 * 5120 * 16384, embed = 2.0 * 202048 * 5120;
+  const ParamCount scout = count_params(parse_hf_config(config(16, 1), "scout/config.json"));
+  EXPECT_NEAR(scout.total / 1e9, (48 * (attn + 17 * expert) + embed) / 1e9, 0.01);
+  EXPECT_NEAR(scout.total / 1e9, 107.8, 0.1);
+  EXPECT_NEAR(scout.active / 1e9, 17.2, 0.1);
+  const ParamCount maverick = count_params(parse_hf_config(config(128, 2), "maverick/config.json"));
+  // With the routers (24 x 5120 x 128 = 15.7M) and the RMSNorm weights (97 x 5120 = 0.5M).
+  EXPECT_NEAR(
+      maverick.total / 1e9,
+      (48 * attn + 24 * dense + 24 * 129 * expert + embed + 24 * 5120.0 * 128 + 97 * 5120.0) / 1e9,
+      0.001);
+  EXPECT_NEAR(maverick.total / 1e9, 400.7, 0.2);
+  EXPECT_NEAR(maverick.active / 1e9, 17.2, 0.1);
+}
+
+// A config key that changes the count but is not modelled is named, not skipped.
+TEST(InputsUsed, UncountedConfigKeysAreNamed) {
+  const ModelShape m = parse_hf_config(
+      R"({"model_type": "deepseek_v3", "hidden_size": 1024, "num_hidden_layers": 4,
+          "num_attention_heads": 8, "vocab_size": 1000, "num_nextn_predict_layers": 1})",
+      "config.json");
+  EXPECT_NE(m.source.find("not counted: num_nextn_predict_layers=1"), std::string::npos)
+      << m.source;
 }
 
 }  // namespace
