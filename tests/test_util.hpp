@@ -110,6 +110,14 @@ inline std::string next_sample(const std::string& folder, const std::string& pre
   return "";
 }
 
+/// Seconds the timed records stand for (time per iteration x iterations), untimed ones skipped.
+inline double timed_seconds(const Run& r) {
+  double s = 0;
+  for (std::size_t i = 0; i < r.iterations.size(); ++i)
+    if (known(r.iterations[i].time_s)) s += r.iterations[i].time_s * r.iterations[i].count;
+  return s;
+}
+
 /// True when one of the run's diagnostics contains `text`.
 inline bool has_diagnostic(const Run& r, const std::string& text) {
   for (const auto& d : r.diagnostics)

@@ -14,13 +14,6 @@ mfu::Run read(const std::string& name, const IngestOptions& o = {}) {
   return ingest({test::test_data(name).string()}, o);
 }
 
-double total_time(const mfu::Run& r) {
-  double s = 0;
-  for (std::size_t i = 0; i < r.iterations.size(); ++i)
-    if (known(r.iterations[i].time_s)) s += r.iterations[i].time_s * r.iterations[i].count;
-  return s;
-}
-
 // mlc-ai/pith-train PR #7: "step 00000001/00000015 | step-time 73.352 sec | ... |
 // tokens-per-second 28,590": five steps of 73.352, 28.823, 27.786, 28.437, 27.775 s (186.173 s);
 // tokens of a step = 28,590 x 73.352 = 2,097,134 and 72,759 x 28.823 = 2,097,133: the same
@@ -31,7 +24,7 @@ TEST(GenericReader, ReadsKeyValueStepLines) {
   ASSERT_EQ(r.iterations.size(), 5u);
   EXPECT_EQ(r.iterations[0].step, 1);
   EXPECT_DOUBLE_EQ(r.iterations[0].time_s, 73.352);
-  EXPECT_NEAR(total_time(r), 186.173, 1e-9);
+  EXPECT_NEAR(test::timed_seconds(r), 186.173, 1e-9);
   for (std::size_t i = 0; i < 5; ++i)
     EXPECT_NEAR(r.iterations[i].tokens, 2097152, 0.0001 * 2097152) << i;
   EXPECT_NEAR(r.iterations[0].loss, 2.6636, 1e-6);
@@ -49,7 +42,7 @@ TEST(GenericReader, ReadsValueUnitFields) {
   EXPECT_EQ(r.iterations[2].step, 20);
   EXPECT_EQ(r.iterations[2].count, 10u);
   EXPECT_DOUBLE_EQ(r.iterations[1].time_s, 92.09);
-  EXPECT_NEAR(total_time(r), 5.59 + 920.9 + 919.3, 1e-9);
+  EXPECT_NEAR(test::timed_seconds(r), 5.59 + 920.9 + 919.3, 1e-9);
   EXPECT_NEAR(r.iterations[0].loss, 1.0328, 1e-6);  // total loss
 }
 
@@ -102,7 +95,7 @@ TEST(PatternReader, ReadsNamedGroups) {
   EXPECT_NEAR(r.iterations[0].time_s, 6.71, 1e-12);
   EXPECT_NEAR(r.iterations[1].time_s, 333.0 / 50, 1e-12);
   EXPECT_NEAR(r.iterations[1].tokens, 11953 * 6.66, 1e-6);
-  EXPECT_NEAR(total_time(r), 3017, 1e-9);
+  EXPECT_NEAR(test::timed_seconds(r), 3017, 1e-9);
 }
 
 // A group that may match nothing (here the loss right after "12000;") reads as absent.

@@ -12,13 +12,6 @@
 namespace mfu {
 namespace {
 
-double total_time(const mfu::Run& r) {
-  double s = 0;
-  for (std::size_t i = 0; i < r.iterations.size(); ++i)
-    if (known(r.iterations[i].time_s)) s += r.iterations[i].time_s * r.iterations[i].count;
-  return s;
-}
-
 // hiyouga/LlamaFactory issue #774, the last lines of a Llama-2 pre-training: steps 3200-3230 at
 // 5:13:22, 5:14:24, 5:15:22, 5:16:20. The first line stands for the 3200 steps since training
 // began (18802 s, 5.876 s each); then 62, 58 and 58 s for 10 steps each. The last line has no
@@ -38,7 +31,7 @@ TEST(LlamaFactoryParser, StepsAndTimesAreTheFilesOwn) {
   }
   EXPECT_NEAR(r.iterations[3].loss, 4.4598, 1e-6);
   EXPECT_EQ(r.meta.number("train_iters"), 3235);
-  EXPECT_NEAR(total_time(r), 5 * 3600 + 16 * 60 + 20, 1e-6);
+  EXPECT_NEAR(test::timed_seconds(r), 5 * 3600 + 16 * 60 + 20, 1e-6);
 }
 
 // samples-next/llamafactory. suzushi-tw's QLoRA run on one A10, logged every 5 steps: its last
@@ -58,13 +51,13 @@ TEST(LlamaFactoryParser, ReadsTheSamples) {
   const mfu::Run a10 = ingest({one});
   EXPECT_EQ(a10.format, "llamafactory");
   EXPECT_EQ(a10.iterations.back().step, 8710);
-  EXPECT_NEAR(total_time(a10), 371904, 1e-6);
-  EXPECT_NEAR(total_time(a10), 371992.1593, 0.001 * 371992);
+  EXPECT_NEAR(test::timed_seconds(a10), 371904, 1e-6);
+  EXPECT_NEAR(test::timed_seconds(a10), 371992.1593, 0.001 * 371992);
 
   const mfu::Run h200 = ingest({two});
   EXPECT_EQ(h200.format, "llamafactory");
   EXPECT_TRUE(test::has_diagnostic(h200, "2 processes wrote this file"));
-  EXPECT_NEAR(total_time(h200), 103143, 0.001 * 103143);
+  EXPECT_NEAR(test::timed_seconds(h200), 103143, 0.001 * 103143);
   std::int64_t lost = 0;
   for (const auto& e : h200.events)
     if (e.kind == EventKind::kRestart) lost += e.steps_lost;
@@ -133,7 +126,7 @@ TEST(LlamaFactoryWriters, EachStepOnceTimedByItsOwnProcess) {
       }
       EXPECT_NEAR(it.time_s, 1.5, 1e-9) << "step " << it.step;
     }
-    EXPECT_NEAR(total_time(r), 6000 + 2985, 1e-6);
+    EXPECT_NEAR(test::timed_seconds(r), 6000 + 2985, 1e-6);
     std::int64_t lost = 0;
     for (const auto& e : r.events)
       if (e.kind == EventKind::kRestart) lost += e.steps_lost;
