@@ -146,11 +146,13 @@ std::optional<double> give_hardware(const CalcInputs& in, const GpuDatabase& db,
     if (!in.peak_flops) {
       Dtype chosen = Dtype::kBf16;
       std::string note;
-      const double p = choose_peak(*m.spec, in.dtype, &chosen, &note);
+      const double p = choose_peak(*m.spec, in.dtype, &chosen, &note) * m.share;
       if (!note.empty()) out.notes.push_back(note);
       out.dtype = to_string(chosen);
       s.give("P", p, fmt::format("{} dense {} peak", m.spec->id, to_string(chosen)));
     }
+    // A TPU slice type gives the chip count when no count is given.
+    if (m.count && !in.gpus) s.give("n", m.count, fmt::format("the slice type {}", *in.gpu));
   }
   s.give("n", in.gpus, fmt::format("--gpus {}", in.gpus ? format_number(*in.gpus) : ""));
   if (in.gpus && (*in.gpus < 1 || std::floor(*in.gpus) != *in.gpus))

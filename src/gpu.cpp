@@ -229,13 +229,67 @@ std::vector<const GpuSpec*> exact_matches(const std::vector<GpuSpec>& specs,
 
 }  // namespace
 
+namespace {
+
+/// A TPU slice type: "v5p-128", "tpu-v4-32", "v5litepod-256" -> the chip's id, chips.
+std::optional<std::pair<std::string, double>> tpu_slice(std::string_view query) {
+  std::string q = detail::to_lower(detail::trim(query));
+  if (detail::starts_with(q, "tpu-") || detail::starts_with(q, "tpu ")) q = q.substr(4);
+  // Google Cloud TPU documentation: the number after the type counts TensorCores for v2, v3,
+  // v4 and v5p (two a chip) and chips for v5e and v6e.
+  static const std::pair<const char*, std::pair<const char*, double>> kTypes[] = {
+      {"v2-", {"tpu-v2", 2}},   {"v3-", {"tpu-v3", 2}},   {"v4-", {"tpu-v4", 2}},
+      {"v5p-", {"tpu-v5p", 2}}, {"v5e-", {"tpu-v5e", 1}}, {"v5litepod-", {"tpu-v5e", 1}},
+      {"v6e-", {"tpu-v6e", 1}}};
+  for (const auto& [prefix, chip] : kTypes) {
+    if (!detail::starts_with(q, prefix)) continue;
+    const auto n = detail::parse_int(q.substr(std::string_view(prefix).size()));
+    if (!n || *n < 1 || static_cast<double>(*n) < chip.second) return std::nullopt;
+    return std::make_pair(std::string(chip.first), static_cast<double>(*n) / chip.second);
+  }
+  return std::nullopt;
+}
+
+/// "NVIDIA A100-SXM4-40GB MIG 3g.20gb" -> the part's name and 3/7 (A100 and H100 have 7
+/// compute slices; a "Ng" profile gets N of them, NVIDIA's MIG user guide).
+std::optional<std::pair<std::string, double>> mig_slice(std::string_view query) {
+  const std::string q = detail::to_lower(query);
+  const std::size_t at = q.find(" mig ");
+  if (at == std::string::npos) return std::nullopt;
+  std::string_view profile = std::string_view(q).substr(at + 5);
+  const auto g = detail::take_number(profile);
+  if (!g || !detail::starts_with(profile, "g") || *g < 1 || *g > 7) return std::nullopt;
+  return std::make_pair(std::string(query.substr(0, at)), *g / 7.0);
+}
+
+}  // namespace
+
 GpuMatch GpuDatabase::try_resolve(std::string_view query) const {
+  if (auto slice = tpu_slice(query)) {
+    GpuMatch m = try_resolve(slice->first);
+    if (!m.spec) return m;
+    m.count = slice->second;
+    m.note = fmt::format("'{}' is a slice of {} {} chips", query, slice->second, m.spec->id);
+    return m;
+  }
+  if (auto mig = mig_slice(query)) {
+    GpuMatch m = try_resolve(mig->first);
+    if (!m.spec) return m;
+    m.share = mig->second;
+    m.note = fmt::format("'{}' is a MIG slice: {:.0f} of {}'s 7 compute slices, {:.3g} of its peak",
+                         query, mig->second * 7, m.spec->id, mig->second);
+    return m;
+  }
+  return try_resolve_name(query);
+}
+
+GpuMatch GpuDatabase::try_resolve_name(std::string_view query) const {
   std::vector<std::string> tokens = name_tokens(query);
   if (tokens.empty()) return {};
   auto attempt = [&](const std::string& norm) -> GpuMatch {
     auto hits = exact_matches(specs_, norm);
     auto def = defaults_.find(norm);
-    if (hits.size() == 1 && def == defaults_.end()) return {hits.front(), {}};
+    if (hits.size() == 1 && def == defaults_.end()) return {hits.front(), {}, {}, 1};
     if (def != defaults_.end()) {
       auto it = std::find_if(specs_.begin(), specs_.end(),
                              [&](const GpuSpec& s) { return s.id == def->second; });
@@ -251,12 +305,12 @@ GpuMatch GpuDatabase::try_resolve(std::string_view query) const {
             fmt::format("'{}' names several parts; using {} ({})", query, it->id, it->name);
         if (!others.empty())
           note += fmt::format("; pass --gpu {} to choose another", fmt::join(others, " or --gpu "));
-        return {&*it, note};
+        return {&*it, note, {}, 1};
       }
     }
     if (hits.size() > 1) {
       // Ambiguous with no documented default: caller reports.
-      return {nullptr, {}};
+      return {nullptr, {}, {}, 1};
     }
     return {};
   };

@@ -58,8 +58,14 @@ struct GpuSpec {
 /// The result of resolving a name typed by a user or printed by a tool.
 struct GpuMatch {
   const GpuSpec* spec = nullptr;
-  /// Non-empty when the name matched several parts and the documented default was chosen.
+  /// Non-empty when the name matched several parts and the documented default was chosen,
+  /// or when the name is a slice (below).
   std::string note;
+  /// Chips a TPU slice type names ("v5p-128" is 64 chips: v2-v5p count two TensorCores a
+  /// chip, v5e and v6e one).
+  std::optional<double> count;
+  /// The share of the part's peak a MIG slice has ("MIG 3g.20gb": 3 of the 7 compute slices).
+  double share = 1;
 };
 
 class GpuDatabase {
@@ -87,6 +93,8 @@ class GpuDatabase {
   [[nodiscard]] const std::map<std::string, std::string>& defaults() const { return defaults_; }
 
  private:
+  /// A part's own name or alias (no slice).
+  [[nodiscard]] GpuMatch try_resolve_name(std::string_view query) const;
   std::vector<GpuSpec> specs_;
   std::map<std::string, std::string> defaults_;  // normalized family name -> id
 };

@@ -120,6 +120,7 @@ struct Resolver {
   void ranks_against_gpus();
   void token_scope();
   void accelerator();
+  void slice(const GpuMatch& m, const std::string& name);
   void sequence_length();
   void model();
   void convention();
@@ -156,7 +157,16 @@ void Resolver::gpu_count() {
         fmt::format("the GPU count must be at least 1, got {}", format_number(r.gpus)),
         "give " + input_phrase(Input::kGpus) + " with the number of accelerators the job used");
   ranks_against_gpus();
-  token_scope();
+}
+
+/// A TPU slice type gives the chip count where nothing else does; a MIG slice has its share
+/// of the part's peak.
+void Resolver::slice(const GpuMatch& m, const std::string& name) {
+  r.peak_share = m.share;
+  if (!m.count || known(r.gpus)) return;
+  r.gpus = *m.count;
+  use("gpus", format_number(r.gpus), "the accelerator type '" + name + "'");
+  std::erase_if(r.unknowns, [](const std::string& u) { return u.rfind("GPU count", 0) == 0; });
 }
 
 /// Records whose tokens are one GPU's (the log prints tokens/s per GPU): with the GPU count
@@ -228,6 +238,7 @@ void Resolver::accelerator() {
       use("gpu", m.spec->id,
           gpu_source + (gpu_query != m.spec->id ? " ('" + gpu_query + "')" : ""));
       if (!m.note.empty()) r.warnings.push_back(m.note);
+      slice(m, gpu_query);
     } else {
       r.warnings.push_back(
           fmt::format("the log names the accelerator '{}', which is not in the database; closest: "
@@ -243,11 +254,13 @@ void Resolver::accelerator() {
     Dtype chosen = Dtype::kBf16;
     std::string note;
     try {
-      r.peak = choose_peak(*r.spec, dtype, &chosen, &note);
+      r.peak = choose_peak(*r.spec, dtype, &chosen, &note) * r.peak_share;
       r.dtype = to_string(chosen);
       use("peak", format_flop_rate(r.peak),
-          fmt::format("{} dense {} ({})", r.spec->id, r.dtype,
-                      dtype_source.empty() ? "default dtype" : dtype_source));
+          fmt::format("{} dense {} ({}){}", r.spec->id, r.dtype,
+                      dtype_source.empty() ? "default dtype" : dtype_source,
+                      r.peak_share < 1 ? fmt::format(" x {:.3g} (MIG slice)", r.peak_share)
+                                       : std::string()));
       if (!note.empty()) r.warnings.push_back(note);
     } catch (const Error& e) {
       r.warnings.push_back(std::string(e.what()) + "; " + e.hint());
@@ -439,6 +452,7 @@ Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt, const GpuData
   Resolver x{run, run.meta, opt, db, {}};
   x.gpu_count();
   x.accelerator();
+  x.token_scope();
   x.sequence_length();
   x.model();
   x.convention();

@@ -14,6 +14,7 @@ struct Resolved {
   const GpuSpec* spec = nullptr;
   std::string dtype;
   double peak = kUnknown;
+  double peak_share = 1;  ///< a MIG slice's share of the part's peak
   double gpus = kUnknown;
   /// GPUs whose work a record's tokens and FLOPs count: the GPU count, or 1 when the log's
   /// tokens are per GPU and the count is unknown (per-GPU analysis).

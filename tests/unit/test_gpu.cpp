@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "mfu/error.hpp"
 #include "mfu/gpu.hpp"
 
@@ -106,6 +108,28 @@ TEST(GpuDatabase, ResolvesTheNamesOfTheAddedParts) {
   EXPECT_DOUBLE_EQ(*db().resolve("mi250x-oam").spec->dense_peak(Dtype::kBf16), 383e12);
   // H800 keeps H100's tensor rates (989.5 dense bf16) and loses FP64 (1 TFLOP/s).
   EXPECT_DOUBLE_EQ(*db().resolve("NVIDIA H800").spec->dense_peak(Dtype::kBf16), 989.5e12);
+}
+
+// TPU slice types give the chip and the count (Google Cloud TPU docs: the number counts
+// TensorCores for v2-v5p, two a chip, and chips for v5e/v6e); a MIG profile "Ng" has N of the
+// part's 7 compute slices (NVIDIA MIG user guide), so its peak is N/7 of the part's.
+TEST(GpuDatabase, SliceNamesGiveTheChipCountOrThePeakShare) {
+  const std::tuple<const char*, const char*, double> slices[] = {{"v5p-128", "tpu-v5p", 64},
+                                                                 {"tpu-v4-32", "tpu-v4", 16},
+                                                                 {"v3-8", "tpu-v3", 4},
+                                                                 {"v5litepod-256", "tpu-v5e", 256},
+                                                                 {"v6e-256", "tpu-v6e", 256}};
+  for (const auto& [name, id, chips] : slices) {
+    const GpuMatch m = db().resolve(name);
+    EXPECT_EQ(m.spec->id, id) << name;
+    ASSERT_TRUE(m.count.has_value()) << name;
+    EXPECT_DOUBLE_EQ(*m.count, chips) << name;
+  }
+  const GpuMatch mig = db().resolve("NVIDIA A100-SXM4-40GB MIG 3g.20gb");
+  EXPECT_EQ(mig.spec->id, "a100-sxm4-40gb");
+  EXPECT_DOUBLE_EQ(mig.share, 3.0 / 7);
+  EXPECT_FALSE(db().resolve("NVIDIA A100-SXM4-40GB").count.has_value());
+  EXPECT_DOUBLE_EQ(db().resolve("NVIDIA A100-SXM4-40GB").share, 1);
 }
 
 TEST(GpuDatabase, L40sDoesNotResolveToL4) {

@@ -264,5 +264,27 @@ TEST(InputsUsed, UncountedConfigKeysAreNamed) {
       << m.source;
 }
 
+// An analysis on a TPU slice type takes its chip count: 4 steps of 1 s at 1 PFLOP a step on
+// "v4-32" (16 chips of 275 TFLOP/s): 1e15 / (16 x 275e12) = 22.73%; on a MIG 3g slice of an
+// A100 40GB (3/7 of 312 TFLOP/s), 10 TFLOP a step is 10e12 / 133.71e12 = 7.48%.
+TEST(InputsUsed, SliceTypesGiveTheCountAndThePeak) {
+  auto run_of = [](double flops) {
+    std::string text;
+    for (int s = 1; s <= 4; ++s)
+      text += "{\"step\":" + std::to_string(s) +
+              ",\"time_s\":1.0,\"model_flops\":" + std::to_string(flops) + "}\n";
+    return ingest_text(text, "run.jsonl");
+  };
+  AnalyzeOptions o;
+  o.gpu = "v4-32";
+  const Analysis a = analyze(run_of(1e15), o);
+  EXPECT_EQ(a.gpus, 16);
+  EXPECT_NEAR(*a.mfu, 1e15 / (16 * 275e12), 1e-9);
+  AnalyzeOptions mig;
+  mig.gpu = "NVIDIA A100-SXM4-40GB MIG 3g.20gb";
+  mig.gpus = 1;
+  EXPECT_NEAR(*analyze(run_of(10e12), mig).mfu, 10e12 / (312e12 * 3 / 7), 1e-9);
+}
+
 }  // namespace
 }  // namespace mfu
