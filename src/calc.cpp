@@ -168,7 +168,8 @@ std::optional<FlopsPerToken> give_work(const CalcInputs& in, Solver& s, CalcResu
   if (in.model) {
     const ModelShape& m = *in.model;
     const bool any_shape = m.layers > 0 || m.hidden > 0 || m.heads > 0 || m.head_dim > 0;
-    if (m.params && in.convention != Convention::kPalm)
+    if (m.params && in.convention != Convention::kPalm &&
+        in.convention != Convention::kTorchtitan2024)
       throw Error(
           fmt::format("the parameter count is not used by the {} convention, which "
                       "counts each matrix multiply from the shape",

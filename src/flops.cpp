@@ -21,9 +21,11 @@ Convention parse_convention(std::string_view name) {
   if (n == "megatron-deepspeed" || n == "megatron-ds" || n == "megads")
     return Convention::kMegatronDeepSpeed;
   if (n == "maxtext") return Convention::kMaxText;
+  if (n == "torchtitan-2024" || n == "torchtitan-old") return Convention::kTorchtitan2024;
+  if (n == "maxtext-full-attention" || n == "maxtext-old") return Convention::kMaxTextFullAttention;
   throw Error(fmt::format("unknown FLOP convention '{}'", name),
               "use one of palm (default), megatron, megatron-2024, megatron-2023, "
-              "megatron-deepspeed, maxtext");
+              "megatron-deepspeed, maxtext, torchtitan-2024, maxtext-full-attention");
 }
 
 const char* to_string(Convention c) {
@@ -34,6 +36,8 @@ const char* to_string(Convention c) {
     case Convention::kMegatron2023: return "megatron-2023";
     case Convention::kMegatronDeepSpeed: return "megatron-deepspeed";
     case Convention::kMaxText: return "maxtext";
+    case Convention::kTorchtitan2024: return "torchtitan-2024";
+    case Convention::kMaxTextFullAttention: return "maxtext-full-attention";
   }
   return "?";
 }
@@ -247,6 +251,26 @@ FlopsPerToken training_flops_per_token(const ModelShape& s, Convention c, Recomp
       out.attention = base * (T / (5.0 * h));
       out.logits = base * (V / (10.0 * L * h));
       out.formula = "60*L*h^2*(1 + g/(5H) + s/(5h) + V/(10*L*h))";
+      break;
+    }
+    case Convention::kTorchtitan2024: {
+      // torchtitan before 2024-04-26 (its get_num_flop_per_token took every parameter, the
+      // input embedding's lookup table included): 6 x (N + V x h) + 12*L*H*Q*T.
+      const ParamCount p = count_params(s);
+      const double table = s.tied_embeddings ? 0.0 : p.embedding;
+      out.weights = 6.0 * (p.matmul_active + table);
+      if (s.has_attention_shape() && seq > 0) out.attention = 12.0 * L * attention_width(s) * T;
+      out.formula = "6*(N + embedding) + 12*L*H*Q*T";
+      break;
+    }
+    case Convention::kMaxTextFullAttention: {
+      // MaxText before PR 1988 counted the attention core without the causal halving.
+      require_shape(s, c, true);
+      require_seq_len(s, c, seq);
+      out.weights = per_gemm_weights(s, true);
+      out.attention = 12.0 * L * attention_width(s) * T;
+      out.logits = 6.0 * h * V;
+      out.formula = "3*(FFN + QKV + proj + router + 2*d*V) + 3*(4*T*H*Q)*L (full attention)";
       break;
     }
     case Convention::kMaxText: {

@@ -40,7 +40,10 @@ void add_model_flags(CLI::App* app, ModelFlags& f) {
   app->add_flag("--swiglu", f.swiglu, "Gated MLP (SwiGLU): three hidden x ffn matrices")
       ->group("Model");
   app->add_option("--convention", f.convention,
-                  "FLOP convention: palm (6N + 12LHQT, default), megatron, megatron-2023, maxtext")
+                  "FLOP convention: palm (6N + 12LHQT, default), megatron, megatron-2024, "
+                  "megatron-2023, megatron-deepspeed, maxtext; to reproduce what a framework "
+                  "printed before a fix: torchtitan-2024 (embedding in 6N), "
+                  "maxtext-full-attention")
       ->group("Model");
   app->add_option("--recompute", f.recompute,
                   "Activation recomputation for HFU: none, selective, full")

@@ -25,6 +25,9 @@ enum class Convention {
   kMegatronDeepSpeed,  ///< Megatron-DeepSpeed throughput_calculator: MAC count, HFU-style with
                        ///< recompute
   kMaxText,  ///< MaxText calculate_tflops_training_per_device: per-GEMM, causal, router counted
+  /// Conventions a framework printed before a fix, to reproduce its number (never MFU's own):
+  kTorchtitan2024,        ///< torchtitan before 2024-04-26: the input embedding in 6N
+  kMaxTextFullAttention,  ///< MaxText before its causal-attention change (PR 1988): full attention
 };
 
 /// Activation recomputation, for HFU. kUnspecified means the log did not say (HFU is not reported).

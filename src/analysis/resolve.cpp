@@ -416,7 +416,12 @@ void Resolver::framework() {
         r.framework_convention = Convention::kMegatron2024;  // 2025-03-06
       else
         r.framework_convention = Convention::kMegatron;
-    } else if (b == "torchtitan" || b == "nanogpt") {
+    } else if (b == "torchtitan") {
+      // torchtitan put the input embedding in 6N until 2024-04-26 (1714089600).
+      const double t = run.first_timestamp_s;
+      r.framework_convention =
+          known(t) && t < 1714089600.0 ? Convention::kTorchtitan2024 : Convention::kPalm;
+    } else if (b == "nanogpt") {
       r.framework_convention = Convention::kPalm;
     } else if (b == "maxtext") {
       r.framework_convention = Convention::kMaxText;

@@ -286,5 +286,25 @@ TEST(InputsUsed, SliceTypesGiveTheCountAndThePeak) {
   EXPECT_NEAR(*analyze(run_of(10e12), mig).mfu, 10e12 / (312e12 * 3 / 7), 1e-9);
 }
 
+// The conventions frameworks printed before a fix, to reproduce their numbers. Llama 3 8B at
+// 8,192 (the preset: untied 128,256 x 4096 embedding = 525.3M): torchtitan before 2024-04-26
+// counted it in 6N, 6 x 525.3M = 3.15 GFLOP a token above palm; MaxText before PR 1988 counted
+// full attention, 6 x 32 x 4096 x 8192 = 6.44 GFLOP a token above today's causal count.
+TEST(InputsUsed, OldFrameworkConventionsReproduceTheirCounts) {
+  const ModelShape m = resolve_model("llama3-8b");
+  const double table = 128256.0 * 4096, attention_half = 6.0 * 32 * 4096 * 8192;
+  const auto palm = training_flops_per_token(m, Convention::kPalm, Recompute::kNone, 8192);
+  const auto titan_old =
+      training_flops_per_token(m, Convention::kTorchtitan2024, Recompute::kNone, 8192);
+  EXPECT_NEAR(titan_old.model - palm.model, 6 * table, 1);
+  const auto maxtext = training_flops_per_token(m, Convention::kMaxText, Recompute::kNone, 8192);
+  const auto maxtext_old =
+      training_flops_per_token(m, Convention::kMaxTextFullAttention, Recompute::kNone, 8192);
+  EXPECT_NEAR(maxtext_old.model - maxtext.model, attention_half, 1);
+  EXPECT_EQ(parse_convention("torchtitan-2024"), Convention::kTorchtitan2024);
+  EXPECT_EQ(parse_convention("maxtext-full-attention"), Convention::kMaxTextFullAttention);
+  EXPECT_STREQ(to_string(Convention::kMaxTextFullAttention), "maxtext-full-attention");
+}
+
 }  // namespace
 }  // namespace mfu
