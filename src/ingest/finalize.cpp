@@ -44,15 +44,32 @@ void note_stream_work(Run& run, const JobRecords& job) {
 /// numbers the nodes, torchrun the local ranks, and neither prints the global rank.
 void renumber_node_ranks(Run& run) {
   std::int32_t local_ranks = 0;
-  bool nodes = false;
+  std::vector<std::int32_t> node_ids;  // nodes above 0, as the prefixes numbered them
+  bool node_zero = false;
   for (const auto r : run.ranks) {
-    if (r < kNodeRankStride) continue;
-    nodes = true;
+    if (r < kNodeRankStride) {
+      node_zero = node_zero || r >= 0;
+      local_ranks = std::max(local_ranks, r + 1);
+      continue;
+    }
+    node_ids.push_back(r / kNodeRankStride);
     local_ranks = std::max(local_ranks, r % kNodeRankStride + 1);
   }
-  if (!nodes) return;
+  if (node_ids.empty()) return;
+  // Host names can number their nodes sparsely ("ip-10-0-0-1" folds to a large number): those
+  // become 1..N in that order; small numbers (srun's labels, "worker-3") stay as they are.
+  std::sort(node_ids.begin(), node_ids.end());
+  node_ids.erase(std::unique(node_ids.begin(), node_ids.end()), node_ids.end());
+  const bool sparse = node_ids.back() >= 1024;
+  auto node_index = [&](std::int32_t node) {
+    if (!sparse) return node;
+    const auto at = std::lower_bound(node_ids.begin(), node_ids.end(), node) - node_ids.begin();
+    return static_cast<std::int32_t>(at) + (node_zero ? 1 : 0);
+  };
   auto global = [&](std::int32_t r) {
-    return r < kNodeRankStride ? r : (r / kNodeRankStride) * local_ranks + r % kNodeRankStride;
+    return r < kNodeRankStride
+               ? r
+               : node_index(r / kNodeRankStride) * local_ranks + r % kNodeRankStride;
   };
   IterationTable& t = run.iterations;
   for (std::size_t i = 0; i < t.size(); ++i) {

@@ -168,6 +168,31 @@ std::size_t launcher_token(std::string_view s) {
   return close + 1;
 }
 
+/// A node number for a host name, the same in every piece of a file read in parallel: the
+/// numbers in its first label folded together ("worker-3" -> 3, "node017" -> 17,
+/// "ip-10-0-0-1.ec2.internal" -> 10, 0, 0, 1 folded), else a hash of the name. Ingestion
+/// renumbers the nodes 0..N-1 in this order.
+std::int32_t host_node(std::string_view host) {
+  constexpr std::uint32_t kNodes = 29989;  // a prime below kNodeRankStride / 2
+  host = host.substr(0, host.find('.'));
+  while (!host.empty() && (host.back() == ':' || host.back() == ' ')) host.remove_suffix(1);
+  std::uint32_t id = 0, hash = 2166136261u;
+  bool digits = false;
+  std::uint32_t group = 0;
+  for (std::size_t i = 0; i <= host.size(); ++i) {
+    const bool d = i < host.size() && host[i] >= '0' && host[i] <= '9';
+    if (d) {
+      group = (group * 10 + static_cast<std::uint32_t>(host[i] - '0')) % kNodes;
+      digits = true;
+    } else if (i > 0 && host[i - 1] >= '0' && host[i - 1] <= '9') {
+      id = (id * 257 + group) % kNodes;
+      group = 0;
+    }
+    if (i < host.size()) hash = (hash ^ static_cast<unsigned char>(host[i])) * 16777619u;
+  }
+  return static_cast<std::int32_t>(digits ? id : hash % kNodes);
+}
+
 /// "worker-0: ", "node017: ", "ip-10-0-0-1.ec2.internal: ", pdsh's "10.0.0.7: ": a host name
 /// or an IPv4 address, then ": ".
 std::size_t host_token(std::string_view s) {
@@ -205,9 +230,12 @@ std::size_t one_prefix(std::string_view s, LineAttrs& a) {
   std::int32_t r = -1;
   bool local = false;
   if ((n = bracket_rank_token(s, r, local)) > 0 || (n = plain_rank_token(s, r)) > 0) {
-    // "0: [default3]:": node 0's local rank 3.
+    // "0: [default3]:": node 0's local rank 3; "worker-1: [default3]:": worker-1's.
     if (local && a.rank >= 0 && !a.local_rank && a.rank < kNodeRankStride / 2) {
       a.node = a.rank;
+      r += a.node * kNodeRankStride;
+    } else if (local && a.rank < 0 && !a.host.empty()) {
+      a.node = host_node(a.host);
       r += a.node * kNodeRankStride;
     }
     a.rank = r;
