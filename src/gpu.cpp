@@ -323,7 +323,29 @@ GpuMatch GpuDatabase::try_resolve_name(std::string_view query) const {
     m = attempt(join(stripped));
     if (m.spec) return m;
   }
-  return {};
+  // A descriptive name ("NVIDIA Blackwell GPU (GB200)", "Tesla V100-DGXS-32GB"): one of its
+  // words names exactly one part. Not where a word marks a variant with other peaks ("RTX
+  // 4090 D" has 114 of the 4090's 128 SMs).
+  static const std::set<std::string> kVariants = {"d",   "ti", "super", "laptop", "mobile",
+                                                  "max", "q",  "s",     "m",      "x",
+                                                  "se",  "le", "lite",  "mini"};
+  for (const auto& t : stripped)
+    if (kVariants.count(t)) return {};
+  const GpuSpec* found = nullptr;
+  std::string word;
+  for (const auto& t : stripped) {
+    const GpuMatch w = attempt(t);
+    if (!w.spec || w.spec == found) continue;
+    if (found) return {};  // two parts named: not a guess to make
+    found = w.spec;
+    word = t;
+  }
+  if (!found) return {};
+  return {
+      found,
+      fmt::format("'{}' read as {} ({}), from its word '{}'", query, found->id, found->name, word),
+      {},
+      1};
 }
 
 std::vector<std::string> GpuDatabase::suggestions(std::string_view query, std::size_t n) const {

@@ -132,6 +132,18 @@ TEST(GpuDatabase, SliceNamesGiveTheChipCountOrThePeakShare) {
   EXPECT_DOUBLE_EQ(db().resolve("NVIDIA A100-SXM4-40GB").share, 1);
 }
 
+// Descriptive names programs print resolve by the one word that names a part; a word that
+// marks a variant with other peaks stops the guess (the RTX 4090 D has 114 of the 4090's 128
+// SMs: reading it as a 4090 would overstate its peak by 12%).
+TEST(GpuDatabase, DescriptiveNamesResolveByTheirPartWord) {
+  const GpuMatch gb = db().resolve("NVIDIA Blackwell GPU (GB200)");
+  EXPECT_EQ(gb.spec->id, "gb200");
+  EXPECT_NE(gb.note.find("'gb200'"), std::string::npos) << gb.note;
+  EXPECT_EQ(db().resolve("Tesla V100-DGXS-32GB").spec->id, "v100-sxm2");
+  EXPECT_EQ(db().try_resolve("NVIDIA GeForce RTX 4090 D").spec, nullptr);
+  EXPECT_EQ(db().try_resolve("NVIDIA A100 H100").spec, nullptr);  // two parts named
+}
+
 TEST(GpuDatabase, L40sDoesNotResolveToL4) {
   // Lightning's name matching turns any name containing "l4" into the L4 entry.
   EXPECT_EQ(db().resolve("L40S").spec->id, "l40s");
