@@ -106,6 +106,10 @@ TEST(GpuDatabase, ResolvesTheNamesOfTheAddedParts) {
                    191.5e12);
   EXPECT_DOUBLE_EQ(*db().resolve("mi250x").spec->dense_peak(Dtype::kBf16), 191.5e12);
   EXPECT_DOUBLE_EQ(*db().resolve("mi250x-oam").spec->dense_peak(Dtype::kBf16), 383e12);
+  // MI350X: 2.3 PFLOP/s bf16 dense; MI355X's FP4 10.1 PFLOP/s; TPU v7x's FP8 4,614 TFLOP/s.
+  EXPECT_DOUBLE_EQ(*db().resolve("mi350x").spec->dense_peak(Dtype::kBf16), 2307.2e12);
+  EXPECT_DOUBLE_EQ(*db().resolve("mi355x").spec->dense_peak(Dtype::kFp4), 10066.4e12);
+  EXPECT_DOUBLE_EQ(*db().resolve("tpu-v7x").spec->dense_peak(Dtype::kFp8), 4614e12);
   // H800 keeps H100's tensor rates (989.5 dense bf16) and loses FP64 (1 TFLOP/s).
   EXPECT_DOUBLE_EQ(*db().resolve("NVIDIA H800").spec->dense_peak(Dtype::kBf16), 989.5e12);
 }
