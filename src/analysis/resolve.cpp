@@ -250,6 +250,12 @@ void Resolver::accelerator() {
     r.peak = *opt.peak_flops;
     r.dtype = dtype ? to_string(*dtype) : "as given";
     use("peak", format_flop_rate(r.peak), given(Input::kPeak));
+    if (r.spec)
+      if (auto own = r.spec->dense_peak(dtype.value_or(Dtype::kBf16)))
+        r.warnings.push_back(fmt::format(
+            "the peak given ({}) replaces {}'s dense {} peak from the accelerator table ({})",
+            format_flop_rate(r.peak), r.spec->id, to_string(dtype.value_or(Dtype::kBf16)),
+            format_flop_rate(*own)));
   } else if (r.spec) {
     Dtype chosen = Dtype::kBf16;
     std::string note;

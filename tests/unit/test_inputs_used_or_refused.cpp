@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -280,6 +281,13 @@ TEST(InputsUsed, SliceTypesGiveTheCountAndThePeak) {
   const Analysis a = analyze(run_of(1e15), o);
   EXPECT_EQ(a.gpus, 16);
   EXPECT_NEAR(*a.mfu, 1e15 / (16 * 275e12), 1e-9);
+  AnalyzeOptions peak = o;
+  peak.peak_flops = 200e12;
+  const Analysis given = analyze(run_of(1e15), peak);
+  EXPECT_NEAR(*given.mfu, 1e15 / (16 * 200e12), 1e-9);
+  EXPECT_TRUE(std::any_of(given.warnings.begin(), given.warnings.end(), [](const std::string& w) {
+    return w.find("replaces tpu-v4's dense bf16 peak") != std::string::npos;
+  }));
   AnalyzeOptions mig;
   mig.gpu = "NVIDIA A100-SXM4-40GB MIG 3g.20gb";
   mig.gpus = 1;
