@@ -52,7 +52,7 @@ std::string as_text(simdjson::dom::element v) {
 bool is_text_key(std::string_view key) {
   return key == "type" || key == "kind" || key == "gpu" || key == "model" || key == "dtype" ||
          key == "recompute" || key == "convention" || key == "detail" || key == "name" ||
-         key == "framework";
+         key == "framework" || key == "tokens_scope";
 }
 
 /// The fast path for the common line: one flat object of numbers and plain strings, with at

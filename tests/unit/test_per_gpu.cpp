@@ -118,5 +118,19 @@ TEST(PerGpuRate, AJobWideRateNeedsTheGpuCount) {
   EXPECT_NEAR(*b.mfu, 16384 * 6e9 / (8 * 989.5e12), 1e-9);
 }
 
+// Converted to mfu's native JSON Lines, the run keeps its per-GPU tokens and says so: the same
+// MFU read back (without the scope, tokens would be taken for the job's and MFU lost).
+TEST(PerGpuRate, TheNativeFormatKeepsTheScope) {
+  const PerGpuRun g = generate(5, 30);
+  const mfu::Run run = ingest_text(g.text, "steps.log");
+  std::ostringstream native;
+  write_native(run, native);
+  const mfu::Run back = ingest_text(native.str(), "steps.jsonl");
+  EXPECT_EQ(back.meta.text("tokens_scope").value_or(""), "gpu");
+  const Analysis a = analyze(run, options()), b = analyze(back, options());
+  ASSERT_TRUE(a.mfu && b.mfu);
+  EXPECT_NEAR(*b.mfu, *a.mfu, 1e-9);
+}
+
 }  // namespace
 }  // namespace mfu
