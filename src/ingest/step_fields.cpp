@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <vector>
 
 #include "text.hpp"
@@ -146,8 +148,8 @@ void classify(const RawField& f, StepFields& out) {
   const std::string u = normalise(f.unit);
   if (one_of(k, {"step", "steps", "iter", "iteration", "it", "global_step", "batch", "batch_id",
                  "num_updates", "update", "train_step"})) {
-    if (!out.step && f.value >= 0 &&
-        f.value == static_cast<double>(static_cast<long long>(f.value)))
+    // A whole number in range (a cast of 1e59 to an integer is undefined: fuzzing found it).
+    if (!out.step && f.value >= 0 && f.value < 9e15 && f.value == std::floor(f.value))
       out.step = named(f, f.value);
     return;
   }
