@@ -114,6 +114,14 @@ void require_shape(const ModelShape& s, Convention c, bool need_vocab) {
                             input_phrase(Input::kParams)));
 }
 
+/// What every per-GEMM convention needs: the whole shape and the training length; a parameter
+/// count given beside them is noted as unused.
+void per_gemm_inputs(const ModelShape& s, Convention c, std::int64_t seq, FlopsPerToken& out) {
+  require_shape(s, c, true);
+  require_seq_len(s, c, seq);
+  note_unused_params(s, c, out);
+}
+
 /// Per-token forward+backward GEMM FLOPs of the projections and MLPs, counted per GEMM (x6).
 double per_gemm_weights(const ModelShape& s, bool count_router) {
   const double h = static_cast<double>(s.hidden);
@@ -177,9 +185,7 @@ void megatron_terms(const ModelShape& s, Convention c, std::int64_t seq, FlopsPe
                                 h = static_cast<double>(s.hidden), V = static_cast<double>(s.vocab);
   // Megatron-LM num_floating_point_operations (2025-03 onwards): per-GEMM count,
   // causal core attention 6*q*s per layer (half of PaLM's), logits 6*h*V, router omitted.
-  require_shape(s, c, true);
-  require_seq_len(s, c, seq);
-  note_unused_params(s, c, out);
+  per_gemm_inputs(s, c, seq, out);
   out.weights = per_gemm_weights(s, false);
   out.attention = 6.0 * L * attention_width(s) * T;
   out.logits = 6.0 * h * V;
@@ -193,9 +199,7 @@ void megatron2024_terms(const ModelShape& s, Convention c, std::int64_t seq, Flo
   // Megatron-LM ~2024 to 2025-02 (e.g. 131acc26): 12*L*h^2*[(1 + g/H + s/h)*(q/h)
   // + (f/h)*k*gated + (f_sh/h)*gated + V/(2*L*h)] per token, gated = 3/2 for SwiGLU;
   // non-causal attention and every layer counted as MoE when experts are set.
-  require_shape(s, c, true);
-  require_seq_len(s, c, seq);
-  note_unused_params(s, c, out);
+  per_gemm_inputs(s, c, seq, out);
   const double H = static_cast<double>(s.heads);
   const double g = static_cast<double>(s.eff_kv_heads());
   const double q = H * static_cast<double>(s.eff_head_dim());
@@ -218,9 +222,7 @@ void megatron_deepspeed_terms(const ModelShape& s, Convention c, std::int64_t se
   // microsoft/Megatron-DeepSpeed megatron/utils.py throughput_calculator: forward MACs
   // B*L*(1 + (2 // gqa) + 1)*h^2*s + B*L*2*d_head*H*s^2 + B*L*F*f*h*s*k + B*V*h*s, with the
   // integer division quirk 2 // (H/kv): K and V projections count 0 for gqa >= 3.
-  require_shape(s, c, true);
-  require_seq_len(s, c, seq);
-  note_unused_params(s, c, out);
+  per_gemm_inputs(s, c, seq, out);
   const double H = static_cast<double>(s.heads);
   const double gqa = H / static_cast<double>(s.eff_kv_heads());
   const double kv_term = std::floor(2.0 / gqa);
@@ -240,9 +242,7 @@ void megatron2023_terms(const ModelShape& s, Convention c, std::int64_t seq, Flo
   [[maybe_unused]] const double T = static_cast<double>(seq), L = static_cast<double>(s.layers),
                                 h = static_cast<double>(s.hidden), V = static_cast<double>(s.vocab);
   // Megatron-LM 2023-11 (2748e7c7): 60*L*h^2*(1 + g/(5H) + s/(5h) + V/(10*L*h)) per token.
-  require_shape(s, c, true);
-  require_seq_len(s, c, seq);
-  note_unused_params(s, c, out);
+  per_gemm_inputs(s, c, seq, out);
   const double g = static_cast<double>(s.eff_kv_heads());
   const double H = static_cast<double>(s.heads);
   const double base = 60.0 * L * h * h;
@@ -273,9 +273,7 @@ void maxtext_terms(const ModelShape& s, Convention c, std::int64_t seq, FlopsPer
   [[maybe_unused]] const double T = static_cast<double>(seq), L = static_cast<double>(s.layers),
                                 h = static_cast<double>(s.hidden), V = static_cast<double>(s.vocab);
   const bool full = c == Convention::kMaxTextFullAttention;
-  require_shape(s, c, true);
-  require_seq_len(s, c, seq);
-  note_unused_params(s, c, out);
+  per_gemm_inputs(s, c, seq, out);
   out.weights = per_gemm_weights(s, true);
   out.attention = (full ? 12.0 : 6.0) * L * attention_width(s) * T;
   out.logits = 6.0 * h * V;
