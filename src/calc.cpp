@@ -148,6 +148,8 @@ std::optional<double> give_hardware(const CalcInputs& in, const GpuDatabase& db,
       std::string note;
       const double p = choose_peak(*m.spec, in.dtype, &chosen, &note) * m.share;
       if (!note.empty()) out.notes.push_back(note);
+      if (!m.spec->peak_note.empty())
+        out.notes.push_back(fmt::format("{}: {}", m.spec->id, m.spec->peak_note));
       out.dtype = to_string(chosen);
       s.give("P", p, fmt::format("{} dense {} peak", m.spec->id, to_string(chosen)));
     }

@@ -24,8 +24,8 @@ constexpr DtypeName kDtypeNames[] = {{Dtype::kFp64, "fp64"}, {Dtype::kFp64Tensor
                                      {Dtype::kFp32, "fp32"}, {Dtype::kFp32Matrix, "fp32_matrix"},
                                      {Dtype::kTf32, "tf32"}, {Dtype::kBf16, "bf16"},
                                      {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"},
-                                     {Dtype::kInt8, "int8"}, {Dtype::kFp4, "fp4"},
-                                     {Dtype::kInt4, "int4"}};
+                                     {Dtype::kInt8, "int8"}, {Dtype::kFp6, "fp6"},
+                                     {Dtype::kFp4, "fp4"},   {Dtype::kInt4, "int4"}};
 
 std::vector<std::string> name_tokens(std::string_view name) {
   static const std::set<std::string> kVendorWords = {"nvidia", "amd",   "instinct", "intel",
@@ -112,6 +112,7 @@ GpuSpec read_spec(const nlohmann::json& j) {
   if (auto it = j.find("tdp_w"); it != j.end() && it->is_number()) s.tdp_w = it->get<double>();
   s.source = string_or_empty(j, "source");
   s.interconnect_source = string_or_empty(j, "interconnect_source");
+  s.peak_note = string_or_empty(j, "peak_note");
   if (s.dense_flops.empty())
     throw Error(fmt::format("accelerator '{}' has no dense_tflops", s.id),
                 "give at least one dense peak, e.g. \"dense_tflops\": {\"bf16\": 989.5}");
@@ -130,8 +131,9 @@ Dtype parse_dtype(std::string_view name) {
   if (n == "float64" || n == "double") return Dtype::kFp64;
   if (n == "fp8_e4m3" || n == "fp8_e5m2" || n == "e4m3" || n == "amp_fp8") return Dtype::kFp8;
   if (n == "nvfp4" || n == "mxfp4") return Dtype::kFp4;
+  if (n == "mxfp6" || n == "fp6_e2m3" || n == "fp6_e3m2") return Dtype::kFp6;
   throw Error(fmt::format("unknown dtype '{}'", name),
-              "use one of fp64, fp32, tf32, bf16, fp16, fp8, int8, fp4, int4");
+              "use one of fp64, fp32, tf32, bf16, fp16, fp8, int8, fp6, fp4, int4");
 }
 
 const char* to_string(Dtype d) {

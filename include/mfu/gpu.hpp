@@ -27,6 +27,7 @@ enum class Dtype {
   kFp16,
   kFp8,
   kInt8,
+  kFp6,
   kFp4,
   kInt4
 };
@@ -50,6 +51,9 @@ struct GpuSpec {
   std::optional<double> tdp_w;        ///< watts; empty when the vendor publishes none
   std::string source;
   std::string interconnect_source;
+  /// What a user should know before trusting the table's peak (a shipping clock below the
+  /// white paper's, peaks per chip where a log counts cores); empty when nothing.
+  std::string peak_note;
 
   /// Dense peak for `d`, or nullopt when the vendor publishes none.
   [[nodiscard]] std::optional<double> dense_peak(Dtype d) const;

@@ -268,6 +268,8 @@ void Resolver::accelerator() {
                       r.peak_share < 1 ? fmt::format(" x {:.3g} (MIG slice)", r.peak_share)
                                        : std::string()));
       if (!note.empty()) r.warnings.push_back(note);
+      if (!r.spec->peak_note.empty())
+        r.warnings.push_back(fmt::format("{}: {}", r.spec->id, r.spec->peak_note));
     } catch (const Error& e) {
       r.warnings.push_back(std::string(e.what()) + "; " + e.hint());
     }

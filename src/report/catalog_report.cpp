@@ -34,6 +34,7 @@ nlohmann::json gpu_json(const GpuSpec& s) {
   j["tdp_w"] = s.tdp_w ? nlohmann::json(*s.tdp_w) : nlohmann::json(nullptr);
   j["source"] = s.source;
   j["interconnect_source"] = s.interconnect_source;
+  if (!s.peak_note.empty()) j["peak_note"] = s.peak_note;
   return j;
 }
 
@@ -53,7 +54,7 @@ void render_gpu_list(const GpuDatabase& db, OutputFormat format, std::ostream& o
   }
   const bool md = format == OutputFormat::kMarkdown;
   if (format != OutputFormat::kText && !md) throw Error("mfu gpus writes text, json or markdown");
-  constexpr auto head = FMT_STRING("{:<16} {:<34} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>6}\n");
+  constexpr auto head = FMT_STRING("{:<22} {:<28} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>6}\n");
   if (md) {
     out << "| id | name | bf16 | fp16 | fp8 | tf32 | memory GB | interconnect GB/s | TDP W |\n"
            "|---|---|---|---|---|---|---|---|---|\n";
@@ -65,13 +66,14 @@ void render_gpu_list(const GpuDatabase& db, OutputFormat format, std::ostream& o
   for (const auto& s : db.all()) {
     const std::string tdp = s.tdp_w ? format_number(*s.tdp_w, 5) : "-";
     const std::string mem = format_number(s.memory_bytes / 1e9, 4);
-    const std::string link = format_number(s.interconnect_bandwidth / 1e9, 5);
+    const std::string link =
+        s.interconnect_bandwidth > 0 ? format_number(s.interconnect_bandwidth / 1e9, 5) : "-";
     if (md) {
       out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", s.id, s.name,
                          tflops(s, Dtype::kBf16), tflops(s, Dtype::kFp16), tflops(s, Dtype::kFp8),
                          tflops(s, Dtype::kTf32), mem, link, tdp);
     } else {
-      out << fmt::format(head, s.id, s.name.substr(0, 34), tflops(s, Dtype::kBf16),
+      out << fmt::format(head, s.id, s.name.substr(0, 28), tflops(s, Dtype::kBf16),
                          tflops(s, Dtype::kFp16), tflops(s, Dtype::kFp8), tflops(s, Dtype::kTf32),
                          mem, link, tdp);
     }
@@ -101,6 +103,7 @@ void render_gpu(const GpuSpec& s, const std::string& note, OutputFormat format, 
     first = false;
   }
   out << '\n';
+  if (!s.peak_note.empty()) out << fmt::format("  peak note     {}\n", s.peak_note);
   if (!s.sparse_flops.empty()) {
     out << "  sparse peak   ";
     first = true;
@@ -110,10 +113,14 @@ void render_gpu(const GpuSpec& s, const std::string& note, OutputFormat format, 
     }
     out << "  (never used for MFU)\n";
   }
-  out << fmt::format("  memory        {} GB at {} TB/s\n", format_number(s.memory_bytes / 1e9, 4),
-                     format_number(s.memory_bandwidth / 1e12, 4));
-  out << fmt::format("  interconnect  {} {} GB/s\n", s.interconnect,
-                     format_number(s.interconnect_bandwidth / 1e9, 5));
+  out << fmt::format("  memory        {} GB {}\n", format_number(s.memory_bytes / 1e9, 4),
+                     s.memory_bandwidth > 0
+                         ? "at " + format_number(s.memory_bandwidth / 1e12, 4) + " TB/s"
+                         : std::string("(bandwidth not published)"));
+  out << fmt::format("  interconnect  {} {}\n", s.interconnect,
+                     s.interconnect_bandwidth > 0
+                         ? format_number(s.interconnect_bandwidth / 1e9, 5) + " GB/s"
+                         : std::string("(bandwidth not published)"));
   out << fmt::format("  TDP           {}\n",
                      s.tdp_w ? format_number(*s.tdp_w, 5) + " W" : std::string("not published"));
   out << fmt::format("  aliases       {}\n", fmt::join(s.aliases, ", "));

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <tuple>
 
 #include "mfu/error.hpp"
 #include "mfu/gpu.hpp"
+#include "test_util.hpp"
 
 namespace mfu {
 namespace {
@@ -146,6 +148,64 @@ TEST(GpuDatabase, DescriptiveNamesResolveByTheirPartWord) {
   EXPECT_EQ(db().resolve("Tesla V100-DGXS-32GB").spec->id, "v100-sxm2");
   EXPECT_EQ(db().try_resolve("NVIDIA GeForce RTX 4090 D").spec, nullptr);
   EXPECT_EQ(db().try_resolve("NVIDIA A100 H100").spec, nullptr);  // two parts named
+}
+
+// Real device-name strings (tests/data/device_names.tsv gives where each was printed): each
+// resolves to its entry, and a part without one (a laptop, a Turing "Quadro RTX 6000") is not
+// guessed as a neighbour with other peaks.
+TEST(GpuDatabase, ResolvesDeviceNamesAsProgramsPrintThem) {
+  std::ifstream in(test::test_data("device_names.tsv"));
+  ASSERT_TRUE(in) << "tests/data/device_names.tsv";
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto tab = line.find('\t');
+    const auto tab2 = line.find('\t', tab + 1);
+    ASSERT_NE(tab2, std::string::npos) << line;
+    const std::string name = line.substr(0, tab), id = line.substr(tab + 1, tab2 - tab - 1);
+    const GpuMatch m = db().try_resolve(name);
+    if (id == "-") {
+      EXPECT_EQ(m.spec, nullptr) << name << " -> " << (m.spec ? m.spec->id : "");
+    } else {
+      ASSERT_NE(m.spec, nullptr) << name;
+      EXPECT_EQ(m.spec->id, id) << name;
+    }
+    ++rows;
+  }
+  EXPECT_GE(rows, 10);
+}
+
+// Issue 16's remaining parts, each against the figure its source prints (data/gpus.json names
+// the source): dense = sparse / 2 where the vendor prints the sparse figure.
+TEST(GpuDatabase, HoldsThePublishedPeaksOfTheRemainingParts) {
+  const std::tuple<const char*, Dtype, double> peaks[] = {
+      {"l20", Dtype::kBf16, 119.5e12},                       // verl get_device_flops
+      {"rtx-6000-ada", Dtype::kFp8, 1457e12 / 2},            // datasheet: 1457 with sparsity
+      {"rtx-6000-ada", Dtype::kFp32, 91.1e12},               // datasheet
+      {"rtx-pro-6000-blackwell", Dtype::kFp4, 4000e12 / 2},  // 4000 AI TOPS with sparsity
+      {"rtx-pro-6000-blackwell", Dtype::kFp32, 125e12},      // datasheet
+      {"b300", Dtype::kBf16, 36e15 / 2 / 8},                 // HGX B300: 36 PF sparse, 8 GPUs
+      {"gb300", Dtype::kBf16, 360e15 / 2 / 72},              // GB300 NVL72: 360 PF sparse
+      {"gb300", Dtype::kFp4, 1080e15 / 72},                  // GB300 NVL72: 1,080 PF dense
+      {"gb200", Dtype::kFp32, 5760e12 / 72},                 // GB200 NVL72: 5,760 TF
+      {"trainium1", Dtype::kBf16, 190e12},                   // Neuron docs, per chip
+      {"trainium1-neuroncore", Dtype::kBf16, 95e12},         // two NeuronCore-v2 a chip
+      {"trainium2", Dtype::kFp8, 1299e12},                   // Neuron docs
+      {"trainium2-lnc2", Dtype::kBf16, 667e12 / 4},          // four logical cores at LNC=2
+      {"trainium3", Dtype::kFp8, 2517e12},                   // Neuron docs (MXFP8)
+      {"ascend-910b", Dtype::kFp16, 354e12},                 // verl get_device_flops
+      {"mi355x", Dtype::kFp6, 10066.4e12},                   // AMD: MXFP6 = MXFP4, 10.1 PF
+      {"gaudi3", Dtype::kBf16, 1835e12}};                    // white paper (note: 1677 shipping)
+  for (const auto& [id, dtype, flops] : peaks) {
+    const auto p = db().resolve(id).spec->dense_peak(dtype);
+    ASSERT_TRUE(p.has_value()) << id << " " << to_string(dtype);
+    EXPECT_NEAR(*p, flops, flops * 1e-9) << id << " " << to_string(dtype);
+  }
+  // The shipping clock's figure is said beside the white paper's, not silently swapped in.
+  const std::string note = db().resolve("gaudi3").spec->peak_note;
+  EXPECT_NE(note.find("1677"), std::string::npos) << note;
+  EXPECT_EQ(parse_dtype("mxfp6"), Dtype::kFp6);
 }
 
 TEST(GpuDatabase, L40sDoesNotResolveToL4) {
