@@ -24,15 +24,16 @@ double choose_peak(const GpuSpec& spec, std::optional<Dtype> requested, Dtype* c
     if (auto p = spec.dense_peak(Dtype::kFp16)) {
       if (chosen) *chosen = Dtype::kFp16;
       if (note)
-        *note = fmt::format("{} has no bf16 peak; using its fp16 peak (pass --dtype to choose)",
-                            spec.id);
+        *note = fmt::format("{} has no bf16 peak; using its fp16 peak (give {} to choose)", spec.id,
+                            input_phrase(Input::kDtype));
       return *p;
     }
   }
   std::vector<std::string> have;
   for (const auto& [d, v] : spec.dense_flops) have.emplace_back(to_string(d));
   throw Error(fmt::format("{} has no published dense {} peak", spec.id, to_string(want)),
-              fmt::format("use --dtype {} or give the peak with --peak", fmt::join(have, "|")));
+              fmt::format("give {} ({}) or {}", input_phrase(Input::kDtype), fmt::join(have, "|"),
+                          input_phrase(Input::kPeak)));
 }
 
 namespace {
@@ -40,7 +41,7 @@ namespace {
 /// One unknown of the identity with where its value came from.
 struct Var {
   std::optional<double> value;
-  std::string origin;  // "--step-time 330ms" or "derived"
+  std::string origin;  // "--step-time 330ms" (the input's phrase and value) or "derived"
   bool given = false;
 };
 
@@ -125,8 +126,9 @@ std::optional<double> give_hardware(const CalcInputs& in, const GpuDatabase& db,
                                     CalcResult& out) {
   std::optional<double> tdp;
   if (in.peak_flops) {
-    s.give("P", in.peak_flops, fmt::format("--peak {}", format_flop_rate(*in.peak_flops)));
-    out.dtype = in.dtype ? to_string(*in.dtype) : "as given by --peak";
+    s.give("P", in.peak_flops,
+           fmt::format("{} {}", input_phrase(Input::kPeak), format_flop_rate(*in.peak_flops)));
+    out.dtype = in.dtype ? to_string(*in.dtype) : "as given with the peak";
     if (in.gpu)
       if (GpuMatch m = db.resolve(*in.gpu); m.spec) {
         const auto own = m.spec->dense_peak(in.dtype.value_or(Dtype::kBf16));
@@ -156,10 +158,11 @@ std::optional<double> give_hardware(const CalcInputs& in, const GpuDatabase& db,
     // A TPU slice type gives the chip count when no count is given.
     if (m.count && !in.gpus) s.give("n", m.count, fmt::format("the slice type {}", *in.gpu));
   }
-  s.give("n", in.gpus, fmt::format("--gpus {}", in.gpus ? format_number(*in.gpus) : ""));
+  s.give("n", in.gpus,
+         fmt::format("{} {}", input_phrase(Input::kGpus), in.gpus ? format_number(*in.gpus) : ""));
   if (in.gpus && (*in.gpus < 1 || std::floor(*in.gpus) != *in.gpus))
-    throw Error(fmt::format("--gpus must be a whole number of at least 1, got {}",
-                            format_number(*in.gpus)));
+    throw Error(fmt::format("{} must be a whole number of at least 1, got {}",
+                            input_phrase(Input::kGpus), format_number(*in.gpus)));
 
   return tdp;
 }
@@ -192,29 +195,37 @@ std::optional<FlopsPerToken> give_work(const CalcInputs& in, Solver& s, CalcResu
     }
     if (in.batch) {
       if (m.seq_len <= 0)
-        throw Error("--batch needs a sequence length to count tokens",
-                    "pass --seq-len (or --tokens-per-step)");
+        throw Error(
+            fmt::format("{} needs a sequence length to count tokens", input_phrase(Input::kBatch)),
+            fmt::format("give {} (or {})", input_phrase(Input::kSeqLen),
+                        input_phrase(Input::kTokensPerStep)));
       s.give("tok", *in.batch * static_cast<double>(m.seq_len),
-             fmt::format("--batch {} x seq_len {}", format_number(*in.batch), m.seq_len));
+             fmt::format("{} {} x seq_len {}", input_phrase(Input::kBatch),
+                         format_number(*in.batch), m.seq_len));
     }
   } else if (in.batch) {
-    throw Error("--batch needs a model to know the sequence length",
-                "pass --model (or --seq-len with the shape flags), or give --tokens-per-step");
+    throw Error(
+        fmt::format("{} needs a model to know the sequence length", input_phrase(Input::kBatch)),
+        fmt::format("give {} (or {} with {}), or {}", input_phrase(Input::kModel),
+                    input_phrase(Input::kSeqLen), input_phrase(Input::kShape),
+                    input_phrase(Input::kTokensPerStep)));
   }
-  if (in.tokens_per_step) s.give("tok", in.tokens_per_step, "--tokens-per-step");
+  if (in.tokens_per_step) s.give("tok", in.tokens_per_step, input_phrase(Input::kTokensPerStep));
   s.give("F", in.flops_per_step,
-         fmt::format("--flops {}", in.flops_per_step ? format_flops(*in.flops_per_step) : ""));
+         fmt::format("{} {}", input_phrase(Input::kFlopsPerStep),
+                     in.flops_per_step ? format_flops(*in.flops_per_step) : ""));
   s.give("T", in.step_time_s,
-         fmt::format("--step-time {}", in.step_time_s ? format_duration(*in.step_time_s) : ""));
-  s.give("r", in.tokens_per_s, "--tokens-per-sec");
-  s.give("mfu", in.mfu, "--mfu");
+         fmt::format("{} {}", input_phrase(Input::kStepTime),
+                     in.step_time_s ? format_duration(*in.step_time_s) : ""));
+  s.give("r", in.tokens_per_s, input_phrase(Input::kTokensPerSec));
+  s.give("mfu", in.mfu, input_phrase(Input::kMfu));
   if (in.mfu && !(*in.mfu > 0))
     throw Error(fmt::format("MFU must be above 0, got {}", format_percent(*in.mfu)),
                 "write MFU as a percentage (40%) or a fraction (0.4)");
   if (in.mfu && *in.mfu > 1.0)
-    throw ImpossibleResult(
-        fmt::format("--mfu {} is above 100%, which is impossible", format_percent(*in.mfu)),
-        "write MFU as a percentage (40%) or a fraction (0.4)");
+    throw ImpossibleResult(fmt::format("{} {} is above 100%, which is impossible",
+                                       input_phrase(Input::kMfu), format_percent(*in.mfu)),
+                           "write MFU as a percentage (40%) or a fraction (0.4)");
   for (const char* k : {"P", "n", "F", "T", "r", "tok", "fpt"}) {
     if (s.known(k) && s.get(k) <= 0)
       throw Error(
@@ -269,15 +280,23 @@ void propagate(Solver& s) {
   std::vector<std::string> missing;
   const bool work = s.known("F") || s.known("fpt") || s.known("A");
   const bool time = s.known("T") || s.known("r") || s.known("A");
+  auto phrase = [](Input i) { return input_phrase(i); };
   if (!work)
-    missing.emplace_back("the work (--model with --batch or --tokens-per-step, or --flops)");
-  if (!time) missing.emplace_back("the time (--step-time or --tokens-per-sec)");
-  if (!s.known("P")) missing.emplace_back("the peak (--gpu NAME or --peak)");
-  if (!s.known("n")) missing.emplace_back("the GPU count (--gpus)");
+    missing.push_back(fmt::format("the work ({} with {} or {}, or {})", phrase(Input::kModel),
+                                  phrase(Input::kBatch), phrase(Input::kTokensPerStep),
+                                  phrase(Input::kFlopsPerStep)));
+  if (!time)
+    missing.push_back(
+        fmt::format("the time ({} or {})", phrase(Input::kStepTime), phrase(Input::kTokensPerSec)));
+  if (!s.known("P"))
+    missing.push_back(
+        fmt::format("the peak ({} or {})", phrase(Input::kGpu), phrase(Input::kPeak)));
+  if (!s.known("n")) missing.push_back(fmt::format("the GPU count ({})", phrase(Input::kGpus)));
   if (missing.empty())
-    missing.emplace_back("tokens per step to link --flops or --step-time to the model");
+    missing.push_back(fmt::format("tokens per step to link {} or {} to the model",
+                                  phrase(Input::kFlopsPerStep), phrase(Input::kStepTime)));
   throw Error(fmt::format("cannot compute MFU: missing {}", fmt::join(missing, "; ")),
-              "example: mfu calc --model llama3-8b --gpus 64 --gpu h100 --tokens-per-sec 1.2M");
+              "MFU needs the work, the time, the peak per GPU and the GPU count");
 }
 
 }  // namespace
@@ -319,20 +338,24 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
   if (*out.mfu > 1.0 + 1e-9) {
     throw ImpossibleResult(
         fmt::format("MFU would be {}, which is impossible (above 100%)", format_percent(*out.mfu)),
-        "check the units: --flops is model FLOPs per step for all GPUs together, --peak is the "
-        "dense peak of one GPU (not the sparse or whole-node figure), and --step-time is per step");
+        fmt::format("check the units: {} is model FLOPs per step for all GPUs together, {} is "
+                    "the dense peak of one GPU (not the sparse or whole-node figure), and {} is "
+                    "per step",
+                    input_phrase(Input::kFlopsPerStep), input_phrase(Input::kPeak),
+                    input_phrase(Input::kStepTime)));
   }
   if (fpt && in.recompute != Recompute::kUnspecified && out.mfu) {
     out.hfu = *out.mfu * fpt->hardware / fpt->model;
     if (*out.hfu > 1.0 + 1e-9)
       throw ImpossibleResult(fmt::format("HFU would be {}, above 100%", format_percent(*out.hfu)),
-                             "check --recompute and the peak");
+                             fmt::format("check {} and the peak", input_phrase(Input::kRecompute)));
   }
   if (tdp) out.tdp_w = tdp;
   if (in.train_tokens) {
     if (!out.tokens_per_s)
-      throw Error("--train-tokens needs the token rate",
-                  "give --tokens-per-sec, or --step-time with the batch");
+      throw Error(fmt::format("{} needs the token rate", input_phrase(Input::kTrainTokens)),
+                  fmt::format("give {}, or {} with the batch", input_phrase(Input::kTokensPerSec),
+                              input_phrase(Input::kStepTime)));
     out.train_time_s = *in.train_tokens / *out.tokens_per_s;
     if (out.gpus) {
       out.gpu_hours = *out.train_time_s * *out.gpus / 3600.0;
@@ -340,7 +363,9 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
       if (tdp) out.energy_kwh = *out.gpu_hours * *tdp / 1000.0;
     }
   } else if (in.price_per_gpu_hour) {
-    out.notes.push_back("--price-per-gpu-hour needs --train-tokens to give a cost");
+    out.notes.push_back(fmt::format("{} needs {} to give a cost",
+                                    input_phrase(Input::kPricePerGpuHour),
+                                    input_phrase(Input::kTrainTokens)));
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "embedded_data.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "text.hpp"
 
 namespace mfu {
@@ -171,8 +172,9 @@ GpuDatabase GpuDatabase::load(const std::string& path) {
   if (!file.empty()) {
     std::ifstream in(file, std::ios::binary);
     if (!in)
-      throw Error(fmt::format("cannot open GPU database '{}'", file),
-                  "check the path given to --gpu-db or MFU_GPU_DB");
+      throw Error(
+          fmt::format("cannot open GPU database '{}'", file),
+          fmt::format("check the path given as {} or in MFU_GPU_DB", input_phrase(Input::kGpuDb)));
     std::stringstream ss;
     ss << in.rdbuf();
     db.merge_json(ss.str(), file);
@@ -306,7 +308,8 @@ GpuMatch GpuDatabase::try_resolve_name(std::string_view query) const {
         std::string note =
             fmt::format("'{}' names several parts; using {} ({})", query, it->id, it->name);
         if (!others.empty())
-          note += fmt::format("; pass --gpu {} to choose another", fmt::join(others, " or --gpu "));
+          note += fmt::format("; give {} {} to choose another", input_phrase(Input::kGpu),
+                              fmt::join(others, " or " + input_phrase(Input::kGpu) + " "));
         return {&*it, note, {}, 1};
       }
     }
@@ -377,12 +380,12 @@ GpuMatch GpuDatabase::resolve(std::string_view query) const {
     for (const auto* h : hits) ids.push_back(h->id);
     throw Error(
         fmt::format("GPU '{}' matches several accelerators: {}", query, fmt::join(ids, ", ")),
-        fmt::format("pass one of them, e.g. --gpu {}", ids.front()));
+        fmt::format("give one of them, e.g. {} {}", input_phrase(Input::kGpu), ids.front()));
   }
   throw Error(
       fmt::format("unknown GPU '{}'; closest: {}", query, fmt::join(suggestions(query), ", ")),
-      "run 'mfu gpus' for the list, pass --peak to give the per-GPU peak yourself, or add the "
-      "accelerator with --gpu-db FILE");
+      fmt::format("run 'mfu gpus' for the list, give {} yourself, or add the accelerator with {}",
+                  input_phrase(Input::kPeak), input_phrase(Input::kGpuDb)));
 }
 
 }  // namespace mfu

@@ -12,7 +12,7 @@ struct Name {
   const char* words;
 };
 
-constexpr std::array<Name, 15> kNames{{
+constexpr std::array<Name, 44> kNames{{
     {"gpus", "the GPU count"},
     {"gpu", "the accelerator"},
     {"peak", "the dense peak FLOP/s per GPU"},
@@ -28,7 +28,39 @@ constexpr std::array<Name, 15> kNames{{
     {"convention", "the FLOP convention"},
     {"recompute", "the activation recomputation"},
     {"force-merge", "permission to merge them anyway"},
+    {"step-time", "the step time"},
+    {"tokens-per-sec", "the token rate"},
+    {"mfu", "the MFU given"},
+    {"train-tokens", "the training tokens"},
+    {"price-per-gpu-hour", "the price per GPU-hour"},
+    {"layers", "the layer count"},
+    {"hidden", "the hidden size"},
+    {"heads", "the head count"},
+    {"vocab", "the vocabulary size"},
+    {"gpu-db", "the accelerator database file"},
+    {"format", "the log format"},
+    {"strict", "strict reading"},
+    {"pattern", "the user's line pattern"},
+    {"comm-kernel", "a communication-kernel name pattern"},
+    {"follow", "following a growing log"},
+    {"output", "the output format"},
+    {"to-gpu", "the other accelerator"},
+    {"to-gpus", "the other GPU count"},
+    {"to-peak", "the other peak"},
+    {"overlap", "the overlap share"},
+    {"tp", "the tensor-parallel size"},
+    {"pp", "the pipeline-parallel size"},
+    {"cp", "the context-parallel size"},
+    {"vpp", "the interleaved chunks per stage"},
+    {"micro-batch", "the micro-batch size"},
+    {"kernel-efficiency", "the kernel efficiency"},
+    {"grad-compression", "the gradient compression ratio"},
+    {"checkpoint-time", "the checkpoint time"},
+    {"mtbf", "the mean time between failures"},
 }};
+
+static_assert(static_cast<std::size_t>(Input::kMtbf) + 1 == kNames.size(),
+              "every Input has a name");
 
 std::atomic<InputPhrasing> g_phrasing{nullptr};
 

@@ -34,10 +34,10 @@ std::int64_t ModelShape::moe_layers() const {
 
 std::vector<std::string> ModelShape::missing_for_gemm_count() const {
   std::vector<std::string> m;
-  if (layers <= 0) m.emplace_back("--layers");
-  if (hidden <= 0) m.emplace_back("--hidden");
-  if (heads <= 0) m.emplace_back("--heads");
-  if (vocab <= 0) m.emplace_back("--vocab");
+  if (layers <= 0) m.push_back(input_phrase(Input::kLayers));
+  if (hidden <= 0) m.push_back(input_phrase(Input::kHidden));
+  if (heads <= 0) m.push_back(input_phrase(Input::kHeads));
+  if (vocab <= 0) m.push_back(input_phrase(Input::kVocab));
   return m;
 }
 
@@ -235,8 +235,8 @@ const ModelShape& ModelCatalog::get(std::string_view name) const {
     names.push_back(scored[i].second);
   throw Error(
       fmt::format("unknown model '{}'; closest presets: {}", name, fmt::join(names, ", ")),
-      "run 'mfu models' for the list, or pass a Hugging Face config.json path, or the shape "
-      "flags --layers --hidden --heads --vocab");
+      fmt::format("run 'mfu models' for the list, or give a Hugging Face config.json path, or {}",
+                  input_phrase(Input::kShape)));
 }
 
 /// Llama 4 (transformers Llama4TextConfig): intermediate_size is one expert's MLP and
@@ -270,7 +270,8 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
     j = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(fmt::format("{}: not valid JSON ({})", origin, e.what()),
-                "--model takes a preset name or a Hugging Face config.json");
+                fmt::format("{} is a preset name or a Hugging Face config.json",
+                            input_phrase(Input::kModel)));
   }
   if (!j.is_object()) throw Error(fmt::format("{}: a config.json must be a JSON object", origin));
   // Multimodal configs nest the language model.
@@ -339,7 +340,7 @@ ModelShape parse_hf_config(std::string_view json_text, const std::string& origin
   if (s.heads <= 0) missing.emplace_back("num_attention_heads");
   if (!missing.empty())
     throw Error(fmt::format("{}: config.json lacks {}", origin, fmt::join(missing, ", ")),
-                "pass the shape with --layers --hidden --heads instead");
+                fmt::format("give {} instead", input_phrase(Input::kShape)));
   return s;
 }
 
@@ -347,7 +348,7 @@ ModelShape load_hf_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(fmt::format("cannot open model config '{}'", path),
-                "check the path given to --model");
+                fmt::format("check the path given as {}", input_phrase(Input::kModel)));
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_hf_config(ss.str(), path);

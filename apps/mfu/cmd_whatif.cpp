@@ -20,14 +20,16 @@ struct WhatifFlags {
   ModelFlags model;
   WorkFlags work;
   IngestFlags ingest;
-  std::string run_gpu, run_gpus, run_peak, dtype;
+  // With a log they describe the logged run (as for analyze); without one, the hardware.
+  std::string gpu, gpus, peak, dtype;
+  std::string old_run_gpu, old_run_gpus, old_run_peak;  // the spellings before --to-*
   // The scenario.
   std::string comm, io, idle, checkpoint, eval, generation, startup, restart, inefficiency, overlap,
       stalls;
   std::vector<std::string> scale;
-  std::string gpu, gpus, peak, train_tokens;
+  std::string to_gpu, to_gpus, to_peak, train_tokens;
   // Analytical mode.
-  std::string tp, pp, cp, vpp, micro_batch, global_batch,
+  std::string tp, pp, cp, vpp, micro_batch, old_global_batch,
       kernel_efficiency = "70%", grad_bytes = "2", grad_compression, intra_bw, inter_bw = "50GB/s",
       gpus_per_node = "8", checkpoint_time, mtbf, restart_time = "10min";
   std::string output = "text", out_file;
@@ -79,19 +81,20 @@ Scenario build_scenario(const WhatifFlags& f, const Analysis& a, const GpuDataba
   }
   if (!f.overlap.empty()) s.overlap = parse_quantity(f.overlap, Quantity::kRatio);
   if (!f.stalls.empty()) s.stalls = scale_flag(f.stalls, "--stalls");
-  if (!f.gpu.empty()) s.gpu = db.resolve(f.gpu).spec;
-  s.peak = quantity(f.peak, Quantity::kFlopRate);
-  if (!f.gpus.empty()) {
-    if (f.gpus.back() == 'x' || f.gpus.back() == 'X') {
-      const double k = parse_quantity(f.gpus.substr(0, f.gpus.size() - 1), Quantity::kCount);
+  if (!f.to_gpu.empty()) s.gpu = db.resolve(f.to_gpu).spec;
+  s.peak = quantity(f.to_peak, Quantity::kFlopRate);
+  if (!f.to_gpus.empty()) {
+    const std::string& g = f.to_gpus;
+    if (g.back() == 'x' || g.back() == 'X') {
+      const double k = parse_quantity(g.substr(0, g.size() - 1), Quantity::kCount);
       if (!std::isfinite(a.gpus))
-        throw Error("--gpus " + f.gpus + " needs the run's GPU count", "pass --run-gpus");
+        throw Error("--to-gpus " + g + " needs the run's GPU count", "pass --gpus");
       s.gpus = a.gpus * k;
     } else {
-      s.gpus = parse_quantity(f.gpus, Quantity::kCount);
+      s.gpus = parse_quantity(g, Quantity::kCount);
     }
     if (*s.gpus < 1 || *s.gpus != std::floor(*s.gpus))
-      throw Error(fmt::format("--gpus {} gives {} GPUs, not a whole number >= 1", f.gpus,
+      throw Error(fmt::format("--to-gpus {} gives {} GPUs, not a whole number >= 1", g,
                               format_number(*s.gpus, 6)));
   }
   s.train_tokens = quantity(f.train_tokens, Quantity::kCount);
@@ -106,7 +109,6 @@ void reject_analytical_flags(const WhatifFlags& f) {
       {&f.cp, "--cp"},
       {&f.vpp, "--vpp"},
       {&f.micro_batch, "--micro-batch"},
-      {&f.global_batch, "--global-batch"},
       {&f.grad_compression, "--grad-compression"},
       {&f.intra_bw, "--intra-node-bw"},
       {&f.checkpoint_time, "--checkpoint-time"},
@@ -131,9 +133,9 @@ void reject_run_flags(const WhatifFlags& f) {
       {&f.restart, "--restart"},
       {&f.inefficiency, "--compute-inefficiency"},
       {&f.stalls, "--stalls"},
-      {&f.run_gpu, "--run-gpu"},
-      {&f.run_gpus, "--run-gpus"},
-      {&f.run_peak, "--run-peak"},
+      {&f.to_gpu, "--to-gpu"},
+      {&f.to_gpus, "--to-gpus"},
+      {&f.to_peak, "--to-peak"},
       {&f.generation, "--generation"}};
   for (const auto& [text, flag] : only)
     if (!text->empty())
@@ -142,11 +144,26 @@ void reject_run_flags(const WhatifFlags& f) {
   if (!f.scale.empty()) throw Error("--scale changes a measured run; give the log to project");
 }
 
+/// The spellings before the run's hardware took analyze's flag names.
+void reject_old_spellings(const WhatifFlags& f) {
+  const std::tuple<const std::string*, const char*, const char*> old[] = {
+      {&f.old_run_gpu, "--run-gpu", "--gpu"},
+      {&f.old_run_gpus, "--run-gpus", "--gpus"},
+      {&f.old_run_peak, "--run-peak", "--peak"},
+      {&f.old_global_batch, "--global-batch", "--batch"}};
+  for (const auto& [text, was, now] : old)
+    if (!text->empty())
+      throw Error(fmt::format("{} is now {}", was, now),
+                  "--gpu, --gpus and --peak describe the logged run (or, without a log, the "
+                  "hardware) as in analyze; a change is --to-gpu, --to-gpus or --to-peak, and the "
+                  "global batch is --batch as in calc");
+}
+
 int run_projection(const WhatifFlags& f, const GlobalOptions& g) {
   reject_analytical_flags(f);
   const OutputFormat format = parse_output_format(f.output);
   const GpuDatabase db = load_gpu_db(g);
-  HardwareFlags hw{f.run_gpu, f.run_gpus, f.dtype, f.run_peak};
+  HardwareFlags hw{f.gpu, f.gpus, f.dtype, f.peak};
   const AnalyzeOptions opt = analyze_options(f.model, hw, f.work);
   const Run run = ingest(f.inputs, ingest_options(f.ingest, g));
   print_diagnostics(run, g);
@@ -195,15 +212,15 @@ int run_estimate(const WhatifFlags& f, const GlobalOptions& g) {
   const double dp = in.gpus / (in.tp * in.pp * in.cp);
   const auto micro_batches = quantity(f.work.micro_batches, Quantity::kCount);
   in.micro_batch = whole(f.micro_batch, "--micro-batch", 1);
-  if (!f.global_batch.empty()) {
-    in.global_batch = whole(f.global_batch, "--global-batch", 0);
+  if (!f.work.batch.empty()) {
+    in.global_batch = whole(f.work.batch, "--batch", 0);
     if (micro_batches && f.micro_batch.empty())
       in.micro_batch = in.global_batch / (*micro_batches * dp);
   } else if (micro_batches) {
     in.global_batch = *micro_batches * in.micro_batch * dp;
   } else {
     throw Error("the estimate needs the global batch",
-                "pass --global-batch (sequences per step) or --micro-batches");
+                "pass --batch (sequences per step) or --micro-batches");
   }
   if (micro_batches && std::fabs(in.global_batch / (in.micro_batch * dp) - *micro_batches) > 1e-9)
     throw Error(fmt::format(
@@ -271,9 +288,10 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
       "  mfu whatif run.log --comm 0.5x                  # the classic example: 330 ms -> 290 ms, "
       "34.0% -> 38.7%\n"
       "  mfu whatif run.log --io 0 --overlap 80% --stalls 0\n"
-      "  mfu whatif run.log --gpu h200 --gpus 2x --train-tokens 15T --price-per-gpu-hour 2.50\n"
+      "  mfu whatif run.log --to-gpu h200 --to-gpus 2x --train-tokens 15T --price-per-gpu-hour "
+      "2.50\n"
       "  mfu whatif --model llama3-70b --gpu h100 --gpus 1024 --tp 8 --pp 8 --micro-batches 32 "
-      "--global-batch 1024 \\\n"
+      "--batch 1024 \\\n"
       "             --seq-len 8192 --checkpoint-time 60s --mtbf 24h\n"
       "  mfu whatif cluster --nodes 64 --gpus-per-node 8 --jobs jobs.csv");
   cmd->add_option("inputs", f->inputs,
@@ -301,12 +319,9 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--overlap", f->overlap,
                   "Share of exposed communication hidden under compute, e.g. 80%")
       ->group(scen);
-  cmd->add_option("--gpu", f->gpu, "Another accelerator (with a run), or the accelerator (without)")
-      ->group(scen);
-  cmd->add_option("--peak", f->peak, "Another dense peak per GPU, e.g. 989.5T")->group(scen);
-  cmd->add_option("--gpus", f->gpus,
-                  "Another GPU count at the same global batch: 256 or 2x (with a run); the GPU "
-                  "count (without)")
+  cmd->add_option("--to-gpu", f->to_gpu, "Another accelerator for the logged run")->group(scen);
+  cmd->add_option("--to-peak", f->to_peak, "Another dense peak per GPU, e.g. 989.5T")->group(scen);
+  cmd->add_option("--to-gpus", f->to_gpus, "Another GPU count at the same global batch: 256 or 2x")
       ->group(scen);
   cmd->add_option("--train-tokens", f->train_tokens,
                   "Token budget, e.g. 15T: adds time to train and GPU-hours")
@@ -315,13 +330,15 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
   add_model_flags(cmd, f->model);
   add_work_flags(cmd, f->work);
   add_ingest_flags(cmd, f->ingest);
-  const char* run = "The measured run (as for mfu analyze)";
-  cmd->add_option("--run-gpu", f->run_gpu, "Accelerator the log ran on (when it does not say)")
-      ->group(run);
-  cmd->add_option("--run-gpus", f->run_gpus, "GPUs of the logged job (when it does not say)")
-      ->group(run);
-  cmd->add_option("--run-peak", f->run_peak, "Dense peak per GPU of the logged hardware")
-      ->group(run);
+  const char* run = "The measured run (as for mfu analyze), or the hardware without a log";
+  cmd->add_option("--gpu", f->gpu, "Accelerator the log ran on (when it does not say)")->group(run);
+  cmd->add_option("--gpus", f->gpus, "GPUs of the job (when the log does not say)")->group(run);
+  cmd->add_option("--peak", f->peak, "Dense peak per GPU, e.g. 989.5T")->group(run);
+  for (auto [flag, target] :
+       {std::pair{"--run-gpu", &f->old_run_gpu}, std::pair{"--run-gpus", &f->old_run_gpus},
+        std::pair{"--run-peak", &f->old_run_peak},
+        std::pair{"--global-batch", &f->old_global_batch}})
+    cmd->add_option(flag, *target)->group("");  // hidden: answered with the new name
   cmd->add_option("--dtype", f->dtype, "Compute dtype for the peaks: bf16 (default), fp8, ...")
       ->group(run);
   // Analytical mode.
@@ -333,7 +350,6 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--micro-batch", f->micro_batch,
                   "Sequences per micro-batch (default: from --micro-batches, else 1)")
       ->group(est);
-  cmd->add_option("--global-batch", f->global_batch, "Sequences per step")->group(est);
   cmd->add_option("--kernel-efficiency", f->kernel_efficiency,
                   "Share of the peak compute kernels reach (assumed)")
       ->capture_default_str()
@@ -404,6 +420,7 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
       out.commit();
       return kExitOk;
     }
+    reject_old_spellings(*f);
     return f->inputs.empty() ? run_estimate(*f, g) : run_projection(*f, g);
   };
 }

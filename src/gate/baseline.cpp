@@ -16,7 +16,7 @@ namespace mfu {
 namespace {
 
 constexpr const char* kHowToWrite =
-    "write one with: mfu analyze RUN.log --output json -o baseline.json";
+    "a baseline is the JSON analysis of an earlier run of the same job";
 
 struct Reader {
   const nlohmann::json& j;
@@ -24,7 +24,7 @@ struct Reader {
 
   [[noreturn]] void bad(const std::string& field, const std::string& why) const {
     throw Error(fmt::format("baseline '{}': field '{}' {}", origin, field, why),
-                "regenerate the baseline with mfu analyze --output json");
+                "write the baseline again as the JSON analysis of the baseline run");
   }
 
   /// A number, or nullopt when absent or null; anything else is an error naming the field.

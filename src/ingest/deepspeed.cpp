@@ -469,7 +469,7 @@ double sniff(std::string_view head, std::string_view) {
     pos += 8;
   }
   count("SamplesPerSec=", 0.3, weak);
-  count(", skipped=", 0.5, strong);         // the engine's "[Rank 0] step=N, skipped=K, lr=[...]"
+  count(", skipped=", 0.5, strong);      // the engine's "[Rank 0] step=N, skipped=K, lr=[...]"
   count(" iter time (s): ", 1, strong);  // PipelineEngine (half a Megatron-DeepSpeed line)
   count("[deepspeed]", 0.3, weak);
   count("deepspeed.launcher", 0.5, weak);

@@ -15,6 +15,7 @@
 #include "io/source.hpp"
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
+#include "mfu/inputs.hpp"
 
 namespace mfu {
 
@@ -96,7 +97,8 @@ bool LogFollower::poll() {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(fmt::format("'{}' is not a regular file", s.path), "--follow watches one log file");
+    throw Error(fmt::format("'{}' is not a regular file", s.path),
+                fmt::format("{} watches one log file", input_phrase(Input::kFollow)));
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size < s.offset + s.pending.size()) s.reset();  // rotated or rewritten: start again
@@ -120,7 +122,7 @@ bool LogFollower::poll() {
         if (s.pending.size() < kHead) break;  // maybe later lines will say
         ::close(fd);
         throw Error(fmt::format("cannot tell the format of '{}' from its first MiB", s.path),
-                    "force one with --format NAME");
+                    fmt::format("force one with {}", input_phrase(Input::kFormat)));
       }
       s.spec = detail::find_format(g.name);
       if (!s.spec->make_line_parser) {

@@ -16,6 +16,7 @@
 #include "io/line_reader.hpp"
 #include "io/source.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/trace.hpp"
 #include "text.hpp"
 
@@ -89,7 +90,8 @@ const FormatSpec& choose_format(std::string_view head, const std::string& name,
     throw Error(
         fmt::format("cannot tell the format of '{}': no known record lines in its first MiB{}",
                     name, nearest),
-        fmt::format("formats tried: {}; force one with --format NAME", format_list()));
+        fmt::format("formats tried: {}; force one with {}", format_list(),
+                    input_phrase(Input::kFormat)));
   }
   return *detail::find_format(g.name);
 }
@@ -119,16 +121,16 @@ std::string mixed_format_warning(std::string_view head, const FormatGuess& g,
       g.name == spec.name)
     return fmt::format(
         "the file also has lines of the {} format (evidence {} against {} for {}); they are not "
-        "read: split the file, or force a format with --format",
-        g.runner_up, g.runner_up_score, g.score, spec.name);
+        "read: split the file, or force a format with {}",
+        g.runner_up, g.runner_up_score, g.score, spec.name, input_phrase(Input::kFormat));
   if (std::string_view(spec.name).rfind("native", 0) != 0 &&
       std::string_view(spec.name) != "hf-trainer") {
     if (const std::size_t n = native_looking_lines(head); n >= 3)
       return fmt::format(
           "{} lines in the first MiB look like mfu native records, but the file is read as {}; "
           "they "
-          "are not read: split the file, or force --format native",
-          n, spec.name);
+          "are not read: split the file, or force the native format with {}",
+          n, spec.name, input_phrase(Input::kFormat));
   }
   return {};
 }
@@ -174,8 +176,9 @@ Run parse_input(std::unique_ptr<ByteSource> src, const std::string& name,
       run.truncated = true;
       if (b.last_malformed_line == reader.line_number() && reader.line_number() > 0)
         b.warn(reader.line_number(),
-               "the file ends in the middle of this line: the job was cut off or is still "
-               "writing (mfu analyze --follow waits for it)");
+               fmt::format("the file ends in the middle of this line: the job was cut off or is "
+                           "still writing ({} waits for the rest)",
+                           input_phrase(Input::kFollow)));
     }
   }
   b.finish();

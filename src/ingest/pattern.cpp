@@ -136,11 +136,10 @@ double sniff(std::string_view, std::string_view) {
 }  // namespace
 
 const FormatSpec& pattern_format() {
-  static const FormatSpec spec{
-      "pattern", "the user's regular expression with named groups (--pattern)",
-      sniff,     make_line_parser<PatternParser>,
-      nullptr,   nullptr,
-      0,         TimingKind::kSampled};
+  static const FormatSpec spec{"pattern", "the user's regular expression with named groups",
+                               sniff,     make_line_parser<PatternParser>,
+                               nullptr,   nullptr,
+                               0,         TimingKind::kSampled};
   return spec;
 }
 

@@ -5,6 +5,7 @@
 #include "ingest/parser.hpp"
 #include "ingest/text_scan.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 
 namespace mfu::detail {
 
@@ -130,7 +131,9 @@ void RunBuilder::malformed(std::uint64_t line, const std::string& message) {
   ++run.malformed_lines;
   last_malformed_line = line;
   if (options.strict) {
-    throw Error(message, "fix or remove the line, or run without --strict to skip it",
+    throw Error(message,
+                fmt::format("fix or remove the line, or run without {} to skip it",
+                            input_phrase(Input::kStrict)),
                 Location{label_, line});
   }
   diagnostic(Diagnostic::Severity::kWarning, line, message);

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-
 #include <vector>
 
 #include "text.hpp"

@@ -50,7 +50,7 @@ bool training_fields(std::string_view t) {
 
 // The stages of a step that are not training FLOPs (ray_trainer.py's marked_timer names).
 constexpr const char* kGenerationStages[] = {"gen",    "reward", "old_log_prob",  "ref",
-                                          "values", "adv",    "update_weights"};
+                                             "values", "adv",    "update_weights"};
 
 class VerlParser : public LineParser {
  public:

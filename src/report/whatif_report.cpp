@@ -8,6 +8,7 @@
 
 #include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
 
@@ -104,7 +105,8 @@ void text_lines(const char* title, const std::vector<std::string>& lines, Output
 
 void require_text_json_md(OutputFormat format) {
   if (format == OutputFormat::kCsv || format == OutputFormat::kHtml)
-    throw Error("mfu whatif writes text, json or markdown", "use --output text|json|markdown");
+    throw Error("mfu whatif writes text, json or markdown",
+                fmt::format("give {} text, json or markdown", input_phrase(Input::kOutputFormat)));
 }
 
 }  // namespace
@@ -170,8 +172,7 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
     };
     const double x = get(m.step), y = get(q.step);
     if (x <= 0 && y <= 0) continue;
-    split.push_back(
-        {info.label, format_duration(x), format_duration(y), change(x, y)});
+    split.push_back({info.label, format_duration(x), format_duration(y), change(x, y)});
   }
   print_table(split, format, out);
   text_lines("notes", p.notes, format, out);

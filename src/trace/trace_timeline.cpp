@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "mfu/inputs.hpp"
+
 namespace mfu::detail {
 namespace {
 
@@ -222,8 +224,8 @@ TraceSummary combine_ranks(std::vector<TraceRankSummary> ranks) {
     if (comm == 0)
       out.warnings.push_back(
           fmt::format("world size is {} but no communication kernel was found: check the kernel "
-                      "names (add a pattern with --comm-kernel)",
-                      world));
+                      "names (add a pattern with {})",
+                      world, input_phrase(Input::kCommKernel)));
   }
   if (ranks.size() >= 2) {
     // Match each collective across ranks by process group, collective and sequence (or

@@ -7,6 +7,7 @@
 
 #include "mfu/error.hpp"
 #include "mfu/flops.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/units.hpp"
 #include "mfu/whatif.hpp"
 
@@ -17,22 +18,25 @@ bool is_whole(double v) {
   return std::isfinite(v) && v >= 1 && std::fabs(v - std::round(v)) < 1e-9;
 }
 
-void require_whole(double v, const char* flag) {
+void require_whole(double v, Input input) {
   if (!is_whole(v))
-    throw Error(fmt::format("{} must be a whole number >= 1, got {}", flag, format_number(v, 6)));
+    throw Error(fmt::format("{} must be a whole number >= 1, got {}", input_phrase(input),
+                            format_number(v, 6)));
 }
 
 }  // namespace
 
 std::string estimate_layout_problem(const EstimateInputs& in) {
   if (!is_whole(in.gpus))
-    return fmt::format("--gpus must be a whole number >= 1, got {}", format_number(in.gpus, 6));
+    return fmt::format("{} must be a whole number >= 1, got {}", input_phrase(Input::kGpus),
+                       format_number(in.gpus, 6));
   const double model_par = in.tp * in.pp * in.cp;
   const double dp = in.gpus / model_par;
   if (!is_whole(dp))
     return fmt::format("{} GPUs are not a multiple of tp x pp x cp = {}", format_number(in.gpus, 6),
                        format_number(model_par, 6));
-  if (!(in.global_batch > 0)) return "--global-batch (sequences per step) is needed";
+  if (!(in.global_batch > 0))
+    return fmt::format("{} (sequences per step) is needed", input_phrase(Input::kBatch));
   const double m = in.global_batch / (in.micro_batch * dp);
   if (!is_whole(m))
     return fmt::format(
@@ -43,33 +47,43 @@ std::string estimate_layout_problem(const EstimateInputs& in) {
 }
 
 StepEstimate estimate_step(const EstimateInputs& in) {
-  require_whole(in.tp, "--tp");
-  require_whole(in.pp, "--pp");
-  require_whole(in.cp, "--cp");
-  require_whole(in.vpp, "--vpp");
-  require_whole(in.micro_batch, "--micro-batch");
+  require_whole(in.tp, Input::kTp);
+  require_whole(in.pp, Input::kPp);
+  require_whole(in.cp, Input::kCp);
+  require_whole(in.vpp, Input::kVpp);
+  require_whole(in.micro_batch, Input::kMicroBatch);
   if (const std::string why = estimate_layout_problem(in); !why.empty())
-    throw Error(
-        why,
-        "choose --gpus, --tp, --pp, --cp, --micro-batch and --global-batch that divide evenly");
+    throw Error(why, fmt::format("choose {}, {}, {}, {}, {} and {} that divide evenly",
+                                 input_phrase(Input::kGpus), input_phrase(Input::kTp),
+                                 input_phrase(Input::kPp), input_phrase(Input::kCp),
+                                 input_phrase(Input::kMicroBatch), input_phrase(Input::kBatch)));
   if (!(in.kernel_efficiency > 0 && in.kernel_efficiency <= 1))
-    throw Error("--kernel-efficiency must be a share between 0% and 100%");
+    throw Error(fmt::format("{} must be a share between 0% and 100%",
+                            input_phrase(Input::kKernelEfficiency)));
   if (!(in.overlap >= 0 && in.overlap <= 1))
-    throw Error("--overlap must be a share between 0% and 100%");
+    throw Error(
+        fmt::format("{} must be a share between 0% and 100%", input_phrase(Input::kOverlap)));
   if (!(in.grad_compression >= 1))
-    throw Error("--grad-compression must be a ratio >= 1 (4 = a quarter of the bytes)");
+    throw Error(fmt::format("{} must be a ratio >= 1 (4 = a quarter of the bytes)",
+                            input_phrase(Input::kGradCompression)));
   double peak = kUnknown;
   if (in.peak) {
     peak = *in.peak;
   } else if (in.gpu) {
     const auto pk = in.gpu->dense_peak(Dtype::kBf16);
     if (!pk)
-      throw Error(fmt::format("{} has no published dense bf16 peak", in.gpu->name), "pass --peak");
+      throw Error(fmt::format("{} has no published dense bf16 peak", in.gpu->name),
+                  fmt::format("give {}", input_phrase(Input::kPeak)));
     peak = *pk;
   }
-  if (!(peak > 0)) throw Error("the accelerator is unknown", "pass --gpu NAME or --peak FLOP/s");
+  if (!(peak > 0))
+    throw Error(
+        "the accelerator is unknown",
+        fmt::format("give {} or {}", input_phrase(Input::kGpu), input_phrase(Input::kPeak)));
   const std::int64_t seq = in.model.seq_len;
-  if (seq <= 0) throw Error("the sequence length is unknown", "pass --seq-len");
+  if (seq <= 0)
+    throw Error("the sequence length is unknown",
+                fmt::format("give {}", input_phrase(Input::kSeqLen)));
 
   StepEstimate e;
   const double dp = in.gpus / (in.tp * in.pp * in.cp);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "mfu/error.hpp"
+#include "mfu/inputs.hpp"
 #include "mfu/units.hpp"
 #include "mfu/whatif.hpp"
 
@@ -107,7 +108,8 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
                   "compute_inefficiency");
     if (name == "compute")
       throw Error("compute at peak is the model's own work and cannot be scaled",
-                  "use --gpu or --peak for faster hardware, or scale compute_inefficiency");
+                  fmt::format("give {} or {} for faster hardware, or scale compute_inefficiency",
+                              input_phrase(Input::kToGpu), input_phrase(Input::kToPeak)));
     if (!(k >= 0) || !std::isfinite(k))
       throw Error(fmt::format("the scale of {} must be a number >= 0", name));
     const double b0 = get(st.step, name), r0 = get(st.run, name);
@@ -128,13 +130,14 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
       const auto pk = sc.gpu->dense_peak(dt);
       if (!pk)
         throw Error(fmt::format("{} has no published dense {} peak", sc.gpu->name, to_string(dt)),
-                    "pass --peak with the FLOP/s per GPU");
+                    fmt::format("give {} with the FLOP/s per GPU", input_phrase(Input::kToPeak)));
       new_peak = *pk;
     }
     if (!known(peak))
       throw Error(
           "the run's peak FLOP/s is unknown, so another accelerator cannot be compared with it",
-          "pass --run-gpu or --run-peak for the hardware the log ran on");
+          fmt::format("give {} or {} for the hardware the log ran on", input_phrase(Input::kGpu),
+                      input_phrase(Input::kPeak)));
     if (!(new_peak > 0)) throw Error("the new peak must be positive");
     const double k = peak / new_peak;
     const double c0 = get(st.step, "compute") + get(st.step, "compute_inefficiency");
@@ -174,7 +177,7 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
   if (sc.gpus) {
     if (!known(gpus) || !(gpus > 0))
       throw Error("the run's GPU count is unknown, so it cannot be changed",
-                  "pass --run-gpus with the job's GPU count");
+                  fmt::format("give {} with the job's GPU count", input_phrase(Input::kGpus)));
     const double g2 = *sc.gpus;
     if (!(g2 >= 1) || !std::isfinite(g2)) throw Error("the new GPU count must be at least 1");
     const double f = g2 / gpus;
@@ -205,7 +208,9 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
   // it).
   if (sc.overlap) {
     const double o = *sc.overlap;
-    if (!(o >= 0 && o <= 1)) throw Error("--overlap must be a share between 0% and 100%");
+    if (!(o >= 0 && o <= 1))
+      throw Error(
+          fmt::format("{} must be a share between 0% and 100%", input_phrase(Input::kOverlap)));
     const double comm = get(st.step, "comm");
     const double room = get(st.step, "compute") + get(st.step, "compute_inefficiency");
     const double hidden = std::min(o * comm, room);
@@ -219,7 +224,9 @@ Projection project(const Analysis& a, const Scenario& sc, const GpuDatabase& db)
       if (hidden < o * comm)
         p.notes.push_back("the overlap is capped by the compute time it can hide under");
     } else {
-      p.notes.push_back("--overlap has nothing to act on: the run shows no exposed communication");
+      p.notes.push_back(
+          fmt::format("{} has nothing to act on: the run shows no exposed communication",
+                      input_phrase(Input::kOverlap)));
     }
   }
 

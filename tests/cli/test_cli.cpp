@@ -204,13 +204,13 @@ namespace {
 TEST(Cli, WhatifClassicExampleGolden) {
   // 330 ms (forward 100, backward 150, sync 80) on 16 GPUs of 19.5 TFLOP/s, 35 TFLOP per step:
   // halving the sync gives 290 ms and MFU 34.0% -> 38.7%.
-  const auto r = test::run_mfu("whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm 0.5x");
+  const auto r = test::run_mfu("whatif examples/classic_330ms.jsonl --peak 19.5T --comm 0.5x");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("290 ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("38.7%"), std::string::npos) << r.out;
   test::expect_golden("whatif_classic.txt", r.out);
-  const auto j = test::run_mfu(
-      "whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm 0.5x --output json");
+  const auto j =
+      test::run_mfu("whatif examples/classic_330ms.jsonl --peak 19.5T --comm 0.5x --output json");
   EXPECT_EQ(j.exit_code, 0) << j.err;
   EXPECT_NE(j.out.find("\"mfu\": 0.3868"), std::string::npos) << j.out;
 }
@@ -218,7 +218,7 @@ TEST(Cli, WhatifClassicExampleGolden) {
 TEST(Cli, WhatifAnalyticalAndCluster) {
   const auto e = test::run_mfu(
       "whatif --model llama3-70b --gpu h100 --gpus 1024 --tp 8 --pp 8 --micro-batches 32 "
-      "--global-batch 1024 "
+      "--batch 1024 "
       "--seq-len 8192 --checkpoint-time 60s --mtbf 24h --output markdown");
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("pipeline bubble"), std::string::npos) << e.out;
@@ -229,14 +229,41 @@ TEST(Cli, WhatifAnalyticalAndCluster) {
   test::expect_golden("whatif_cluster.txt", c.out);
 }
 
+// Issue 18: --gpu/--gpus/--peak describe the run in every subcommand (copied from an analyze
+// line they work in whatif); a change is --to-*; the old spellings are answered with the new
+// ones; the estimate's global batch is --batch, as in calc.
+TEST(Cli, WhatifFlagsMeanWhatAnalyzeMeans) {
+  // The classic run at twice the peak: compute 250 ms -> 125 ms, sync 80 ms stays: 205 ms.
+  const auto faster =
+      test::run_mfu("whatif examples/classic_330ms.jsonl --peak 19.5T --to-peak 39T");
+  EXPECT_EQ(faster.exit_code, 0) << faster.err;
+  EXPECT_NE(faster.out.find("205 ms"), std::string::npos) << faster.out;
+  for (const auto& [old, now] :
+       {std::pair{"--run-peak 19.5T", "--peak"}, std::pair{"--run-gpu a100", "--gpu"},
+        std::pair{"--run-gpus 16", "--gpus"}}) {
+    const auto r =
+        test::run_mfu(std::string("whatif examples/classic_330ms.jsonl --comm 0.5x ") + old);
+    EXPECT_EQ(r.exit_code, 2) << old;
+    EXPECT_NE(r.err.find(std::string("is now ") + now), std::string::npos) << r.err;
+  }
+  const auto batch =
+      test::run_mfu("whatif --model llama3-8b --gpu h100 --gpus 8 --global-batch 8 --seq-len 8192");
+  EXPECT_EQ(batch.exit_code, 2);
+  EXPECT_NE(batch.err.find("--global-batch is now --batch"), std::string::npos) << batch.err;
+  const auto target = test::run_mfu(
+      "whatif --model llama3-8b --gpu h100 --gpus 8 --batch 8 --seq-len 8192 --to-gpu h200");
+  EXPECT_EQ(target.exit_code, 2);
+  EXPECT_NE(target.err.find("--to-gpu changes a measured run"), std::string::npos) << target.err;
+}
+
 TEST(Cli, WhatifUsageErrorsExitTwo) {
   // A layout flag with a log, a bad scale, an unknown accelerator, a missing trace.
   for (const char* args :
-       {"whatif examples/classic_330ms.jsonl --run-peak 19.5T --tp 8",
-        "whatif examples/classic_330ms.jsonl --run-peak 19.5T --comm fast",
-        "whatif examples/classic_330ms.jsonl --run-peak 19.5T --gpu h1000",
+       {"whatif examples/classic_330ms.jsonl --peak 19.5T --tp 8",
+        "whatif examples/classic_330ms.jsonl --peak 19.5T --comm fast",
+        "whatif examples/classic_330ms.jsonl --peak 19.5T --to-gpu h1000",
         "whatif cluster --nodes 2 --jobs /nonexistent/jobs.csv",
-        "whatif --model llama3-8b --gpu h100 --gpus 7 --tp 2 --global-batch 8 --seq-len 8192"}) {
+        "whatif --model llama3-8b --gpu h100 --gpus 7 --tp 2 --batch 8 --seq-len 8192"}) {
     const auto r = test::run_mfu(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.err.find("error"), std::string::npos) << args;
