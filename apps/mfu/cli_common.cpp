@@ -149,48 +149,6 @@ bool use_color(const GlobalOptions& g) {
   return ::isatty(STDOUT_FILENO) == 1;
 }
 
-Output::Output(const std::string& path) : path_(path) {
-  if (path_.empty() || path_ == "-") {
-    path_.clear();
-    return;
-  }
-  const std::filesystem::path target(path_);
-  const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  temp_ = (dir / ("." + target.filename().string() + ".mfu-tmp-" + std::to_string(::getpid())))
-              .string();
-  file_ = std::make_unique<std::ofstream>(temp_, std::ios::binary | std::ios::trunc);
-  if (!*file_)
-    throw Error(fmt::format("cannot write '{}'", path_),
-                "check that the folder exists and is writable");
-}
-
-Output::~Output() {
-  if (file_ && !committed_) {
-    file_->close();
-    std::error_code ec;
-    std::filesystem::remove(temp_, ec);
-  }
-}
-
-std::ostream& Output::stream() {
-  return file_ ? static_cast<std::ostream&>(*file_) : std::cout;
-}
-
-void Output::commit() {
-  if (!file_) {
-    std::cout.flush();
-    return;
-  }
-  file_->flush();
-  if (!*file_) throw Error(fmt::format("writing '{}' failed", path_), "check free disk space");
-  file_->close();
-  std::error_code ec;
-  std::filesystem::rename(temp_, path_, ec);
-  if (ec)
-    throw Error(fmt::format("cannot move the report into place at '{}': {}", path_, ec.message()));
-  committed_ = true;
-}
-
 void warn(const std::string& message) {
   spdlog::warn("{}", message);
 }

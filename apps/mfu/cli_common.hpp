@@ -18,6 +18,7 @@
 #include "mfu/model.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
+#include "output.hpp"
 
 namespace mfu::cli {
 
@@ -73,25 +74,7 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& flags);
 /// Whether to colour stdout: --color always/never, else a terminal without NO_COLOR.
 [[nodiscard]] bool use_color(const GlobalOptions& g);
 
-/// Where a report goes: stdout, or FILE written to a temporary and renamed on commit(), so a
-/// failed run leaves the previous report intact.
-class Output {
- public:
-  explicit Output(const std::string& path);
-  ~Output();
-  Output(const Output&) = delete;
-  Output& operator=(const Output&) = delete;
-  std::ostream& stream();
-  /// Flushes and renames the temporary onto the target. Throws mfu::Error on I/O failure.
-  void commit();
-  [[nodiscard]] bool to_stdout() const { return path_.empty(); }
-
- private:
-  std::string path_;
-  std::string temp_;
-  std::unique_ptr<std::ofstream> file_;
-  bool committed_ = false;
-};
+// Output (where a report goes) is in output.hpp.
 
 /// --format, --strict, --max-warnings.
 struct IngestFlags {

@@ -116,7 +116,7 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g) {
     const GpuDatabase db = load_gpu_db(g);
     if (f->follow)
       return follow_log(f->inputs, opt, db, f->ingest, format, f->out_file, f->interval, g);
-    Output out(f->out_file);
+    Output out(f->out_file, f->inputs);
     const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, db);

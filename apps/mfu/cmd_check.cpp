@@ -146,7 +146,9 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     if (!f->baseline.empty()) o.baseline = load_baseline(f->baseline);
     const OutputFormat format = parse_output_format(f->output);
     const AnalyzeOptions opt = analyze_options(f->model, f->hw, f->work);
-    Output out(f->out_file);
+    std::vector<std::string> read = f->inputs;
+    if (!f->baseline.empty()) read.push_back(f->baseline);
+    Output out(f->out_file, read);
     const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, load_gpu_db(g));
@@ -157,7 +159,7 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     render_gate(r, a, format, out.to_stdout() && use_color(g), out.stream());
     out.commit();
     if (!f->junit.empty()) {
-      Output junit(f->junit);
+      Output junit(f->junit, read);
       render_junit(r, a, junit.stream());
       junit.commit();
     }

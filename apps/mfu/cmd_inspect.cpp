@@ -120,7 +120,7 @@ Runner add_convert(CLI::App& app, GlobalOptions& g) {
   add_ingest_flags(cmd, f->ingest);
   cmd->add_option("-o,--output-file", f->out_file, "Write to FILE instead of stdout");
   return [f, &g]() {
-    Output out(f->out_file);
+    Output out(f->out_file, f->inputs);
     const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
     print_diagnostics(run, g);
     write_native(run, out.stream());

@@ -165,6 +165,7 @@ int run_projection(const WhatifFlags& f, const GlobalOptions& g) {
   const GpuDatabase db = load_gpu_db(g);
   HardwareFlags hw{f.gpu, f.gpus, f.dtype, f.peak};
   const AnalyzeOptions opt = analyze_options(f.model, hw, f.work);
+  Output out(f.out_file, f.inputs);  // opened before the work: a bad path fails at once
   const Run run = ingest(f.inputs, ingest_options(f.ingest, g));
   print_diagnostics(run, g);
   const Analysis a = analyze(run, opt, db);
@@ -173,7 +174,6 @@ int run_projection(const WhatifFlags& f, const GlobalOptions& g) {
   std::string title;
   for (const auto& in : f.inputs) title += (title.empty() ? "" : ", ") + in;
   title += fmt::format(" ({})", a.format);
-  Output out(f.out_file);
   render_projection(p, title, format, out.stream());
   out.commit();
   return kExitOk;
@@ -241,6 +241,7 @@ int run_estimate(const WhatifFlags& f, const GlobalOptions& g) {
   in.restart_s = parse_quantity(f.restart_time, Quantity::kDuration);
   if (in.checkpoint_s.has_value() != in.mtbf_s.has_value())
     throw Error("the checkpoint interval needs both --checkpoint-time and --mtbf");
+  Output out(f.out_file);
   const StepEstimate e = estimate_step(in);
   const auto scaling = scaling_at_fixed_batch(in, {0.25, 0.5, 1, 2, 4});
   const std::string title = fmt::format(
@@ -250,7 +251,6 @@ int run_estimate(const WhatifFlags& f, const GlobalOptions& g) {
       format_number(in.pp, 4), in.vpp > 1 ? fmt::format(" (v {})", format_number(in.vpp, 3)) : "",
       format_number(in.cp, 4), format_number(e.dp, 6), format_number(e.micro_batches, 6),
       format_number(in.micro_batch, 6), in.model.seq_len);
-  Output out(f.out_file);
   render_estimate(e, scaling, title, format, out.stream());
   out.commit();
   return kExitOk;
@@ -406,6 +406,7 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
       const OutputFormat format = parse_output_format(c->output);
       if (c->nodes < 1 || c->gpus_per_node < 1)
         throw Error("--nodes and --gpus-per-node must be at least 1");
+      Output out(c->out_file, {c->jobs});
       const JobTrace trace = load_jobs(c->jobs);
       ClusterReport r;
       r.nodes = c->nodes;
@@ -415,7 +416,6 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
       r.zero_gpu_jobs = trace.zero_gpu_jobs;
       r.spread = replay_cluster(trace.jobs, c->nodes, c->gpus_per_node, Placement::kSpread);
       r.pack = replay_cluster(trace.jobs, c->nodes, c->gpus_per_node, Placement::kPack);
-      Output out(c->out_file);
       render_cluster(r, format, out.stream());
       out.commit();
       return kExitOk;

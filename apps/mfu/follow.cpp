@@ -30,6 +30,7 @@ int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt
   if (inputs.size() != 1 || inputs.front() == "-")
     throw Error("--follow watches one log file", "mfu analyze --follow train.log");
   if (!(interval > 0)) throw Error("--interval must be positive");
+  Output out(out_file, inputs);  // a bad path is said now, not after Ctrl-C
   std::signal(SIGINT, on_sigint);
   std::signal(SIGTERM, on_sigint);
   const bool tty = ::isatty(STDOUT_FILENO) == 1 && out_file.empty();
@@ -92,7 +93,6 @@ int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt
     std::cerr << "mfu: error: no iteration was read before the end\n";
     return kExitError;
   }
-  Output out(out_file);
   RenderOptions ro;
   ro.color = out.to_stdout() && use_color(g);
   if (tty) std::cout << "\x1b[H\x1b[2J";

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
       auto it = runners.find(sub->get_name());
       if (it != runners.end()) {
         const int rc = it->second();
-        std::cout.flush();
+        mfu::cli::flush_stdout();  // a failed write (a full disk, /dev/full) is exit 2
         return rc;
       }
     }
