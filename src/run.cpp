@@ -4,6 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "text.hpp"
+
 namespace mfu {
 
 const char* to_string(Phase p) {
@@ -313,7 +315,10 @@ void RunMeta::set(const std::string& key, double value, const std::string& sourc
 void RunMeta::set(const std::string& key, const std::string& value, const std::string& source,
                   bool overwrite) {
   if (!overwrite && values_.count(key)) return;
-  values_[key] = MetaValue{value, source, overwrite};
+  // Text from a log is kept printable: no report or warning can carry its control characters.
+  values_[key] =
+      MetaValue{detail::needs_printable(value) ? detail::printable(value) : value,
+                detail::needs_printable(source) ? detail::printable(source) : source, overwrite};
 }
 
 std::vector<RunMeta::Conflict> RunMeta::conflicts_with(const RunMeta& other) const {

@@ -272,4 +272,43 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   return prev[b.size()];
 }
 
+/// `s` with what a terminal would act on made visible: C0 control characters (ESC, BEL, CR,
+/// line breaks and tabs included), DEL and the UTF-8 C1 controls become "\xHH" / "\u00HH",
+/// so text taken from a log cannot move the cursor, clear the screen, ring the bell or write
+/// an OSC 8 link when a report prints it. Everything else, other UTF-8 included, is kept.
+[[nodiscard]] inline std::string printable(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string o;
+  o.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      o += "\\x";
+      o += kHex[c >> 4];
+      o += kHex[c & 15];
+    } else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+      const auto d = static_cast<unsigned char>(s[++i]);
+      o += "\\u00";
+      o += kHex[d >> 4];
+      o += kHex[d & 15];
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  return o;
+}
+
+/// Whether printable(s) would change `s` (the common case is not: no copy then).
+[[nodiscard]] inline bool needs_printable(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) return true;
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(s[i + 1]) <= 0x9f)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace mfu::detail

@@ -165,6 +165,7 @@ Run LogFollower::snapshot() const {
                    "the last line is still being written; it is read when it ends"});
   }
   detail::finalize_run(copy, s.spec->timing, s.spec->single_iteration_records);
+  detail::make_printable(copy);
   return copy;
 }
 

@@ -370,11 +370,13 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
   attach_companions(runs, owners);
   Run out = detail::merge_inputs(std::move(runs), options);
   for (auto& d : skipped) out.diagnostics.insert(out.diagnostics.begin(), d);
+  detail::make_printable(out);
   return out;
 }
 
 Run ingest_text(std::string_view text, const std::string& name, const IngestOptions& options) {
   Run r = parse_input(detail::memory_source(text), name, options);
+  detail::make_printable(r);
   return r;
 }
 

@@ -173,5 +173,9 @@ const FormatSpec& pattern_format();
 /// restarts (the step counter goes back), sets how many iterations each record stands for,
 /// derives step times from timestamps when the log prints none, and fills Run::fields.
 void finalize_run(Run& run, TimingKind timing, bool single_iteration_records = false);
+/// Makes the text a log put into the run (diagnostics, event details, field and file names)
+/// safe to print: control characters become visible escapes (detail::printable). Metadata
+/// text is made safe when it is set (RunMeta::set).
+void make_printable(Run& run);
 
 }  // namespace mfu::detail

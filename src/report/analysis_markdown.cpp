@@ -3,12 +3,16 @@
 
 #include "mfu/units.hpp"
 #include "report/analysis_common.hpp"
+#include "report/markup.hpp"
 
 namespace mfu::detail {
 
 void render_analysis_markdown(const Analysis& a, std::ostream& out) {
-  out << "## mfu: " << headline(a) << "\n\n";
-  if (!a.framework_disagreement.empty()) out << "> " << a.framework_disagreement << "\n\n";
+  // Text that can come from a log (names, warnings) is escaped: it cannot end a table row,
+  // open a heading or carry raw HTML into a step summary.
+  const auto md = [](std::string_view s) { return escape_markdown(s); };
+  out << "## mfu: " << md(headline(a)) << "\n\n";
+  if (!a.framework_disagreement.empty()) out << "> " << md(a.framework_disagreement) << "\n\n";
   out << "| metric | value |\n|---|---|\n";
   out << fmt::format("| MFU (whole run) | {} |\n", pct_or(a.mfu));
   out << fmt::format("| MFU (steady state) | {} |\n", pct_or(a.mfu_steady));
@@ -18,7 +22,7 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
                        format_flop_rate(*a.achieved_flops_per_s_per_gpu));
   if (known(a.peak_flops_per_gpu))
     out << fmt::format("| peak per GPU | {} ({}) |\n", format_flop_rate(a.peak_flops_per_gpu),
-                       a.gpu);
+                       md(a.gpu));
   if (a.tokens_per_s) out << fmt::format("| tokens/s | {} |\n", format_count(*a.tokens_per_s));
   if (a.tokens_per_s_per_gpu)
     out << fmt::format("| tokens/s per GPU | {} |\n", format_count(*a.tokens_per_s_per_gpu));
@@ -38,7 +42,8 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
     for (const auto& f : a.fixes)
       out << fmt::format(
           "{}. **{}** ({}{}): {}\n", k++, f.label, format_duration(f.seconds),
-          f.mfu_gain > 0 ? fmt::format(", +{:.1f} MFU points", f.mfu_gain * 100) : "", f.advice);
+          f.mfu_gain > 0 ? fmt::format(", +{:.1f} MFU points", f.mfu_gain * 100) : "",
+          md(f.advice));
   }
   if (a.stalls.count > 0)
     out << fmt::format(
@@ -47,18 +52,23 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
                               : "");
   if (a.trace) {
     out << "\n### Per rank\n\n```\n";
-    for (const auto& l : trace_table(a)) out << l << '\n';
+    // Inside the fence only a fence of its own could end it early.
+    for (auto l : trace_table(a)) {
+      for (std::size_t p = l.find("```"); p != std::string::npos; p = l.find("```", p))
+        l.replace(p, 3, "'''");
+      out << l << '\n';
+    }
     out << "```\n";
   }
-  for (const auto& l : framework_lines(a)) out << "\n> " << l << '\n';
+  for (const auto& l : framework_lines(a)) out << "\n> " << md(l) << '\n';
   if (!a.unknowns.empty()) {
     out << "\n<details><summary>not known</summary>\n\n";
-    for (const auto& u : a.unknowns) out << "- " << u << '\n';
+    for (const auto& u : a.unknowns) out << "- " << md(u) << '\n';
     out << "\n</details>\n";
   }
   if (!a.warnings.empty()) {
     out << "\n**Warnings**\n\n";
-    for (const auto& w : a.warnings) out << "- " << w << '\n';
+    for (const auto& w : a.warnings) out << "- " << md(w) << '\n';
   }
 }
 

@@ -80,7 +80,8 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
   if (format == OutputFormat::kMarkdown) {
     out << fmt::format("## mfu check: {}\n\n",
                        r.passed ? "passed" : fmt::format("**{}**", verdict(r)));
-    for (const auto& w : r.cannot_judge) out << "- cannot judge: " << w << '\n';
+    const auto md = [](std::string_view s) { return detail::escape_markdown(s); };
+    for (const auto& w : r.cannot_judge) out << "- cannot judge: " << md(w) << '\n';
     if (!r.cannot_judge.empty()) out << '\n';
     out << "| check | result | measured | limit | details |\n|---|---|---|---|---|\n";
     for (const auto& c : r.checks) {
@@ -92,10 +93,10 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
       };
       out << fmt::format("| {} | {} | {} | {} {} | {} |\n", c.name,
                          c.passed ? "pass" : fmt::format("**{}**", status(c)), v(c.measured),
-                         c.comparison, v(c.limit), c.message);
+                         c.comparison, v(c.limit), md(c.message));
     }
-    for (const auto& n : r.notes) out << "\n> " << n << '\n';
-    out << "\n" << detail::headline(a) << "\n";
+    for (const auto& n : r.notes) out << "\n> " << md(n) << '\n';
+    out << "\n" << md(detail::headline(a)) << "\n";
     return;
   }
   if (format != OutputFormat::kText) throw Error("mfu check writes text, json or markdown");

@@ -25,3 +25,38 @@ namespace mfu::detail {
 }
 
 }  // namespace mfu::detail
+
+namespace mfu::detail {
+
+/// Text placed in Markdown (a table cell, a list item, a heading): characters that would start
+/// markup are escaped, `<` and `>` become entities (no raw HTML reaches a GitHub step summary),
+/// and a line break becomes a space, so a log's text can neither end a table row nor start a
+/// heading of its own.
+[[nodiscard]] inline std::string escape_markdown(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '&': o += "&amp;"; break;
+      case '\n':
+      case '\r': o += ' '; break;
+      case '\\':
+      case '|':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '#':
+        o += '\\';
+        o += c;
+        break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+}  // namespace mfu::detail
