@@ -4,12 +4,12 @@
 # clang build (build-san) that serves both the sanitizers and fuzzing: the same suite under
 # AddressSanitizer and UndefinedBehaviorSanitizer, and a short, bounded run of every libFuzzer
 # target. One shared build instead of two keeps CI's test run under 20 minutes on 2 cores.
-# Run from the repository root after tools/setup.sh.
+# Run from the repository root after tools/setup.sh --with-tests.
 set -eu
 JOBS="${JOBS:-2}"
-# tools/setup.sh installs chromium: the headless-browser test of the HTML report must run, not skip.
+# tools/setup.sh --with-tests installs chromium: the headless-browser test of the HTML report must run, not skip.
 export MFU_REQUIRE_BROWSER="${MFU_REQUIRE_BROWSER:-1}"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMFU_WERROR=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMFU_WERROR=ON -DMFU_BUILD_TESTS=ON -DMFU_BUILD_BENCH=ON
 cmake --build build -j "$JOBS"
 ctest --test-dir build -j "$JOBS" --output-on-failure
 if [ "${MFU_SKIP_SANITIZERS:-0}" != 1 ]; then

@@ -328,7 +328,7 @@ TEST(Cli, HtmlReportRendersInAHeadlessBrowser) {
   }
   if (browser.empty())
     MFU_SKIP_OR_FAIL("MFU_REQUIRE_BROWSER",
-                     "no headless browser installed (tools/setup.sh installs chromium)");
+                     "no headless browser installed (tools/setup.sh --with-tests installs chromium)");
   const fs::path dir = fs::temp_directory_path() / ("mfu-html-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path html = dir / "report.html", png = dir / "report.png", dom = dir / "dom.html";
