@@ -70,6 +70,9 @@ struct TraceRankSummary {
   double flops = 0;              ///< executed FLOPs counted by the profiler
   bool has_flops = false;
   bool truncated = false;
+  /// No device events at all (a CPU-only run, or PyTorch without Kineto's CUDA activity): the
+  /// steps are the CPU's ProfilerStep spans and only their data-loader time is known.
+  bool cpu_only = false;
   std::vector<TraceStep> steps;
   std::vector<CollectiveCall> collectives;
   std::vector<std::string> warnings;

@@ -3,6 +3,7 @@
 //    "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)", "pid": 0, "tid": 7, "ts":
 //    4458677009853.422, "dur": 2636.669, "args": {"correlation": 60047, ...}}, ...],
 //    "distributedInfo": {...}}
+// or, from PyTorch without Kineto, the bare array of events (sniff_bare_array).
 // The reader and the device accounting live in src/trace/.
 #include <memory>
 
@@ -15,8 +16,17 @@
 namespace mfu::detail {
 namespace {
 
+/// The older form (PyTorch before Kineto, and builds without it, such as Debian's 1.13): a bare
+/// JSON array of events, [{"name": "ProfilerStep#1", "ph": "X", "pid": "CPU functions", ...}].
+double sniff_bare_array(std::string_view head) {
+  const std::string_view body = trim(head);
+  if (body.empty() || body.front() != '[') return 0;
+  if (!contains(head, "\"ph\"") || !contains(head, "\"ts\"")) return 0;
+  return contains(head, "ProfilerStep#") ? 7 : 5;
+}
+
 double sniff(std::string_view head, std::string_view) {
-  if (!contains(head, "\"traceEvents\"")) return 0;
+  if (!contains(head, "\"traceEvents\"")) return sniff_bare_array(head);
   double s = 5;
   if (contains(head, "\"schemaVersion\"")) s += 2;
   if (contains(head, "\"deviceProperties\"")) s += 2;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace mfu::detail {
@@ -40,6 +41,8 @@ void fill_run_from_trace(Run& run, std::shared_ptr<const TraceSummary> summary) 
       if (cur.first == nullptr || st.wall_s > cur.first->wall_s) cur = {&st, r.rank};
     }
   }
+  const bool cpu_only = std::any_of(s.ranks.begin(), s.ranks.end(),
+                                    [](const TraceRankSummary& r) { return r.cpu_only; });
   for (const auto& [step, sr] : slowest) {
     const TraceStep& st = *sr.first;
     Iteration it;
@@ -47,11 +50,16 @@ void fill_run_from_trace(Run& run, std::shared_ptr<const TraceSummary> summary) 
     it.time_s = st.wall_s;
     it.timestamp_s = st.end_s;
     it.rank = sr.second;
-    it.at(Phase::kCompute) = st.compute_s;
-    it.at(Phase::kComm) = st.comm_exposed_s;
-    it.at(Phase::kData) = st.memory_exposed_s + st.idle_data_s;
-    it.at(Phase::kIdle) = std::max(0.0, st.idle_s - st.idle_data_s);
     if (st.wall_s <= 0) continue;
+    if (cpu_only) {
+      // Only the data loader's share is known; the rest stays unattributed.
+      it.at(Phase::kData) = st.idle_data_s;
+    } else {
+      it.at(Phase::kCompute) = st.compute_s;
+      it.at(Phase::kComm) = st.comm_exposed_s;
+      it.at(Phase::kData) = st.memory_exposed_s + st.idle_data_s;
+      it.at(Phase::kIdle) = std::max(0.0, st.idle_s - st.idle_data_s);
+    }
     run.iterations.push_back(it);
     const double start = st.end_s - st.wall_s;
     if (!known(run.first_timestamp_s) || start < run.first_timestamp_s)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "mfu/error.hpp"
 #include "mfu/units.hpp"
 
@@ -69,6 +71,17 @@ std::vector<std::string> trace_table(const Analysis& a) {
   std::vector<std::string> out;
   if (!a.trace) return out;
   const TraceSummary& t = *a.trace;
+  if (std::all_of(t.ranks.begin(), t.ranks.end(), [](const auto& r) { return r.cpu_only; })) {
+    // No device events: a table of zeros would read as an idle GPU.
+    for (const auto& r : t.ranks)
+      out.push_back(fmt::format(
+          "{}: {} CPU ProfilerStep spans of {} on average; no device time "
+          "in the trace",
+          r.file, r.steps.size(),
+          format_duration(r.window_s /
+                          static_cast<double>(std::max<std::size_t>(1, r.steps.size())))));
+    return out;
+  }
   out.push_back(fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}", "rank",
                             "steps", "step", "compute", "comm", "exposed", "idle", "host",
                             "overlap", "wait"));

@@ -253,7 +253,15 @@ class Reader {
     std::string_view ph = raw_value(ev, "\"ph\"");
     if (ph != "X") return;
     const std::string_view cat = raw_value(ev, "\"cat\"");
-    if (cat.empty()) return;
+    if (cat.empty()) {
+      // The legacy profiler (PyTorch without Kineto, e.g. Debian's 1.13): no "cat"; CPU
+      // operators under "pid": "CPU functions", ProfilerStep#N among them.
+      if (starts_with(raw_value(ev, "\"name\""), "ProfilerStep#"))
+        annotation(ev);
+      else if (raw_value(ev, "\"ph\"") == "X")
+        cpu_op(ev);
+      return;
+    }
     switch (cat.front()) {
       case 'k':
       case 'K':

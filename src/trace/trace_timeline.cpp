@@ -46,6 +46,34 @@ constexpr unsigned kC = 1u << static_cast<unsigned>(KernelKind::kCompute);
 constexpr unsigned kM = 1u << static_cast<unsigned>(KernelKind::kComm);
 constexpr unsigned kY = 1u << static_cast<unsigned>(KernelKind::kMemory);
 
+/// A trace without device events: each ProfilerStep span (to the next step's start) is a step,
+/// and the data-loader operators inside it are its data wait. What the rest of the step did on
+/// a device is not in the trace, so it stays unattributed rather than guessed.
+TraceRankSummary summarize_cpu_steps(const RawTrace& raw, TraceRankSummary s) {
+  s.cpu_only = true;
+  s.warnings.push_back(
+      "a CPU-only trace (no GPU kernels): steps are the CPU's ProfilerStep spans; only their "
+      "data-loader time is attributed, compute and communication on a device are not known");
+  for (std::size_t k = 0; k < raw.steps.size(); ++k) {
+    const std::int64_t a = raw.steps[k].start;
+    const std::int64_t b =
+        k + 1 < raw.steps.size() ? std::max(raw.steps[k + 1].start, a) : raw.steps[k].end;
+    if (b <= a) continue;
+    TraceStep st;
+    st.step = raw.steps[k].step;
+    st.end_s = static_cast<double>(raw.base_ns + b) * 1e-9;
+    st.wall_s = static_cast<double>(b - a) * 1e-9;
+    for (const auto& d : raw.data_spans) {
+      const std::int64_t o = std::min(d.end, b) - std::max(d.start, a);
+      if (o > 0) st.idle_data_s += static_cast<double>(o) * 1e-9;
+    }
+    s.window_s += st.wall_s;
+    s.idle_data_s += st.idle_data_s;
+    s.steps.push_back(st);
+  }
+  return s;
+}
+
 }  // namespace
 
 TraceRankSummary summarize_trace(RawTrace& raw) {
@@ -65,6 +93,7 @@ TraceRankSummary summarize_trace(RawTrace& raw) {
   s.truncated = raw.truncated;
   s.warnings = raw.warnings;
   const auto& ev = raw.gpu;
+  if (ev.empty() && !raw.steps.empty()) return summarize_cpu_steps(raw, std::move(s));
   if (ev.empty()) {
     s.warnings.push_back("no GPU kernels in the trace: nothing to account for on the device");
     return s;
