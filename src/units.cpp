@@ -309,7 +309,25 @@ std::string format_percent(double ratio, int decimals) {
 
 std::string format_money(double amount) {
   if (!std::isfinite(amount)) return "n/a";
-  return fmt::format("${:.2f}", amount);
+  if (std::fabs(amount) < 1000) return fmt::format("${:.2f}", amount);
+  const std::string digits = fmt::format("{:.0f}", std::fabs(amount));
+  std::string grouped = amount < 0 ? "-$" : "$";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped.push_back(',');
+    grouped.push_back(digits[i]);
+  }
+  return grouped;
+}
+
+std::string count_of(double n, std::string_view noun) {
+  return fmt::format("{} {}{}", format_number(n, 6), noun, n == 1 ? "" : "s");
+}
+
+std::string format_gpu_time(double gpu_hours) {
+  if (!std::isfinite(gpu_hours)) return "n/a";
+  if (gpu_hours >= 0.1 || gpu_hours == 0) return format_number(gpu_hours, 4) + " GPU-hours";
+  if (gpu_hours * 60 >= 1) return format_number(gpu_hours * 60, 3) + " GPU-minutes";
+  return format_number(gpu_hours * 3600, 3) + " GPU-seconds";
 }
 
 std::string format_number(double value, int significant) {

@@ -20,6 +20,6 @@ if [ "${MFU_SKIP_SANITIZERS:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-san -j "$JOBS" --output-on-failure -E "install_consumer|TrainTiny"
   if [ "${MFU_SKIP_FUZZ:-0}" != 1 ]; then
-    MFU_FUZZ_NO_BUILD=1 MFU_FUZZ_BUILD=build-san tests/fuzz/run.sh "${MFU_FUZZ_SECONDS:-4}"
+    MFU_FUZZ_NO_BUILD=1 MFU_FUZZ_BUILD=build-san tests/fuzz/run.sh "${MFU_FUZZ_SECONDS:-3}"
   fi
 fi

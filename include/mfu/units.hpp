@@ -69,8 +69,14 @@ enum class Quantity {
 [[nodiscard]] std::string format_bandwidth(double bytes_per_s);
 /// `34.0%` for 0.34.
 [[nodiscard]] std::string format_percent(double ratio, int decimals = 1);
-/// `$1,234.56` style without thousands separators: `$1234.56`.
+/// `$12.34`; from $1,000 on whole dollars with thousands separators: `$1,089,632`. The currency
+/// is the one the price was given in (mfu converts none).
 [[nodiscard]] std::string format_money(double amount);
+/// `1 GPU`, `8 GPUs`, `1 iteration`: the count and the noun, plural unless the count is one.
+[[nodiscard]] std::string count_of(double n, std::string_view noun);
+/// GPU time readable at any size: `7.617 GPU-hours`; below 0.1 GPU-hours `8.3 GPU-minutes` or
+/// `9.0 GPU-seconds` instead of `2.5e-06 GPU-hours`.
+[[nodiscard]] std::string format_gpu_time(double gpu_hours);
 /// Significant-digit formatting of a plain number (`0.330`, `1.2e+09` avoided: `1200000000`).
 [[nodiscard]] std::string format_number(double value, int significant = 4);
 

@@ -1,4 +1,6 @@
 // The versioned JSON report of `mfu analyze` (the baseline format of `mfu check`).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -110,7 +112,19 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
   for (const auto& u : a.used)
     j["inputs_used"].push_back({{"name", u.name}, {"value", u.value}, {"source", u.source}});
   j["unknowns"] = a.unknowns;
-  j["warnings"] = a.warnings;
+  // The reader's warnings (what stderr shows) first, then the analysis's own.
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const auto& d : run.diagnostics) {
+    if (d.severity == Diagnostic::Severity::kInfo) continue;
+    const std::string where = d.line ? fmt::format("{}:{}: ", d.file, d.line)
+                                     : (d.file.empty() ? std::string() : d.file + ": ");
+    warnings.push_back(where + d.message);
+  }
+  if (run.suppressed_diagnostics > 0)
+    warnings.push_back(
+        fmt::format("{} more reader warnings not shown", run.suppressed_diagnostics));
+  for (const auto& w : a.warnings) warnings.push_back(w);
+  j["warnings"] = warnings;
   if (a.trace) {
     nlohmann::json t;
     t["ranks"] = nlohmann::json::array();

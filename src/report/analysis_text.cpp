@@ -45,27 +45,30 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
         "job's totals and GPU-hours are too (MFU does not depend on the count)");
   if (!a.framework_disagreement.empty()) facts.push_back("note: " + a.framework_disagreement);
   for (const auto& f : facts) out << "  " << f << '\n';
-  out << fmt::format("  step {} median (p05 {}, p95 {}) over {} steady iterations\n",
+  out << fmt::format("  step {} median (p05 {}, p95 {}) over {}\n",
                      format_duration(a.step_time.median), format_duration(a.step_time.p05),
-                     format_duration(a.step_time.p95), a.iterations_analyzed);
+                     format_duration(a.step_time.p95),
+                     count_of(static_cast<double>(a.iterations_analyzed), "steady iteration"));
   out << fmt::format("  wall time {}{}{}", format_duration(a.wall_time_s),
                      a.clock_source.empty() ? "" : " (from " + a.clock_source + ")",
-                     known(a.gpus)
-                         ? fmt::format(" on {} GPUs = {} GPU-hours", format_number(a.gpus),
-                                       format_number(a.gpu_hours, 4))
-                         : std::string());
+                     known(a.gpus) ? fmt::format(" on {} = {}", count_of(a.gpus, "GPU"),
+                                                 format_gpu_time(a.gpu_hours))
+                                   : std::string());
   if (a.total_cost) out << fmt::format(", {}", format_money(*a.total_cost));
   if (a.total_energy_kwh)
     out << fmt::format(", {} kWh at TDP", format_number(*a.total_energy_kwh, 4));
   out << '\n';
   if (a.warmup_iterations > 0)
-    out << fmt::format("  warm-up: {} iterations ({}) left out of the steady-state figures\n",
-                       a.warmup_iterations, format_duration(a.warmup_time_s));
+    out << fmt::format("  warm-up: {} ({}) left out of the steady-state figures\n",
+                       count_of(static_cast<double>(a.warmup_iterations), "iteration"),
+                       format_duration(a.warmup_time_s));
   if (a.goodput && (*a.goodput < 0.995 || a.restarts > 0))
     out << fmt::format(
         "  goodput {}{}\n", format_percent(*a.goodput),
-        a.restarts ? fmt::format(" ({} restarts, {} steps redone)", a.restarts, a.steps_lost)
-                   : std::string());
+        a.restarts
+            ? fmt::format(" ({}, {} redone)", count_of(static_cast<double>(a.restarts), "restart"),
+                          count_of(static_cast<double>(a.steps_lost), "step"))
+            : std::string());
 
   out << fmt::format("\n{}where the time went{}\n", bold, reset);
   const int bar_width = std::max(10, std::min(40, o.width - 60));
@@ -80,9 +83,9 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
   }
   if (a.stalls.count > 0) {
     out << fmt::format(
-        "\n{}stalls{}: {} records slower than {} (median + 3 sigma, sigma = 1.4826 MAD) cost {}",
-        bold, reset, a.stalls.count, format_duration(a.stalls.threshold_s),
-        format_duration(a.stalls.excess_s));
+        "\n{}stalls{}: {} slower than {} (median + 3 sigma, sigma = 1.4826 MAD) cost {}", bold,
+        reset, count_of(static_cast<double>(a.stalls.count), "record"),
+        format_duration(a.stalls.threshold_s), format_duration(a.stalls.excess_s));
     if (a.stalls.period_steps)
       out << fmt::format(
           "; they recur every {} steps{}", *a.stalls.period_steps,

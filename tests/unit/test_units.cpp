@@ -164,3 +164,24 @@ TEST(FastFromChars, SameBitsAndEndAsStdFromChars) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// Issue 18: one GPU is "1 GPU"; money is readable at scale; tiny GPU time is not 2.5e-06 hours.
+TEST(Units, CountsMoneyAndGpuTimeReadAsWords) {
+  EXPECT_EQ(count_of(1, "GPU"), "1 GPU");
+  EXPECT_EQ(count_of(8, "GPU"), "8 GPUs");
+  EXPECT_EQ(count_of(0, "iteration"), "0 iterations");
+  EXPECT_EQ(format_money(12.345), "$12.35");
+  EXPECT_EQ(format_money(1089632.4), "$1,089,632");
+  EXPECT_EQ(format_money(1000), "$1,000");
+  EXPECT_EQ(format_money(-2500), "-$2,500");
+  EXPECT_EQ(format_gpu_time(7.617), "7.617 GPU-hours");
+  EXPECT_EQ(format_gpu_time(2.5e-6), "0.009 GPU-seconds");  // 2.5e-6 h = 9 ms of one GPU
+  EXPECT_EQ(format_gpu_time(0.05), "3 GPU-minutes");
+  EXPECT_EQ(format_gpu_time(0.002333), "8.4 GPU-seconds");
+}
+
+}  // namespace
+}  // namespace mfu
