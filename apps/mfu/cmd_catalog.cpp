@@ -36,20 +36,30 @@ Runner add_gpus(CLI::App& app, GlobalOptions& g) {
 
 Runner add_models(CLI::App& app, GlobalOptions&) {
   struct Flags {
-    std::string output = "text";
+    std::string name, output = "text";
   };
   auto f = std::make_shared<Flags>();
-  CLI::App* cmd =
-      app.add_subcommand("models", "List model presets with parameters and FLOPs per token");
+  CLI::App* cmd = app.add_subcommand(
+      "models", "List model presets with parameters and FLOPs per token, or show one");
   cmd->footer(
       "Examples:\n"
       "  mfu models\n"
+      "  mfu models llama3-8b               # one preset, FLOPs per token under every convention\n"
+      "  mfu models path/to/config.json     # a Hugging Face config\n"
       "  mfu models --output json\n"
       "Use a preset with --model ID in calc, analyze, check and whatif; or pass a config.json "
       "path.");
+  cmd->add_option("name", f->name, "Preset or config.json to show");
   cmd->add_option("--output", f->output, "text, json or markdown")->capture_default_str();
   return [f]() {
-    render_models(ModelCatalog::builtin(), parse_output_format(f->output), std::cout);
+    const OutputFormat format = parse_output_format(f->output);
+    if (f->name.empty()) {
+      render_models(ModelCatalog::builtin(), format, std::cout);
+    } else {
+      ModelFlags mf;
+      mf.model = f->name;
+      render_model(*build_model(mf), format, std::cout);
+    }
     return kExitOk;
   };
 }

@@ -12,6 +12,7 @@
 #include "mfu/error.hpp"
 #include "mfu/inputs.hpp"
 #include "mfu/version.hpp"
+#include "suggest.hpp"
 
 namespace {
 
@@ -41,7 +42,9 @@ int main(int argc, char** argv) {
 
   mfu::cli::GlobalOptions global;
   CLI::App app{"mfu: model FLOPs utilization calculator and training-log analyzer"};
-  app.set_version_flag("--version", std::string("mfu ") + MFU_VERSION);
+  app.name("mfu");  // the usage line says mfu, not the binary's path
+  app.set_version_flag("--version",
+                       std::string("mfu ") + MFU_VERSION + " (commit " + MFU_GIT_COMMIT + ")");
   app.require_subcommand(1);
   app.fallthrough();
   app.add_option("--gpu-db", global.gpu_db,
@@ -64,8 +67,12 @@ int main(int argc, char** argv) {
   runners["inspect"] = mfu::cli::add_inspect(app, global);
   runners["convert"] = mfu::cli::add_convert(app, global);
 
+  // "mfu help [COMMAND]" is "mfu [COMMAND] --help".
+  const std::vector<std::string> args = mfu::cli::expand_help(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (const auto& a : args) arg_ptrs.push_back(const_cast<char*>(a.c_str()));
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -74,7 +81,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "mfu: error: " << e.what() << '\n';
-    std::cerr << "hint: run 'mfu --help' or 'mfu SUBCOMMAND --help'\n";
+    const std::string guess = mfu::cli::did_you_mean(app, args);
+    std::cerr << "hint: " << (guess.empty() ? "" : guess + " ")
+              << "run 'mfu help' or 'mfu help SUBCOMMAND'\n";
     return mfu::cli::kExitError;
   }
   if (global.quiet) spdlog::set_level(spdlog::level::err);

@@ -36,6 +36,9 @@ void render_gpu_list(const GpuDatabase& db, OutputFormat format, std::ostream& o
 void render_gpu(const GpuSpec& spec, const std::string& note, OutputFormat format,
                 std::ostream& out);
 void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostream& out);
+/// One model (`mfu models NAME`): its shape, parameter counts and FLOPs per token under every
+/// convention.
+void render_model(const ModelShape& model, OutputFormat format, std::ostream& out);
 /// `mfu analyze`: the headline, the waterfall, stalls, fixes; `run` supplies per-iteration rows
 /// (csv, json with per_iteration, html charts use the analysis' series).
 void render_analysis(const Analysis& analysis, const Run& run, OutputFormat format,

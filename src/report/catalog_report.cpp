@@ -200,4 +200,56 @@ void render_models(const ModelCatalog& catalog, OutputFormat format, std::ostrea
   }
 }
 
+void render_model(const ModelShape& m, OutputFormat format, std::ostream& out) {
+  // Every convention mfu knows, so a user can see what each framework would count.
+  constexpr Convention kAll[] = {Convention::kPalm,
+                                 Convention::kMegatron,
+                                 Convention::kMegatron2024,
+                                 Convention::kMegatron2023,
+                                 Convention::kMegatronDeepSpeed,
+                                 Convention::kMaxText,
+                                 Convention::kMaxTextFullAttention,
+                                 Convention::kTorchtitan2024};
+  const ParamCount p = count_params(m);
+  std::vector<std::pair<Convention, std::string>> per;  // FLOPs per token, or why not
+  nlohmann::json flops = nlohmann::json::object();
+  for (Convention c : kAll) {
+    try {
+      const FlopsPerToken f = training_flops_per_token(m, c, Recompute::kNone);
+      per.emplace_back(c, format_flops(f.model));
+      flops[to_string(c)] = f.model;
+    } catch (const Error& e) {
+      per.emplace_back(c, std::string("- (") + e.what() + ")");
+    }
+  }
+  if (format == OutputFormat::kJson) {
+    nlohmann::json j;
+    j["schema_version"] = kJsonSchemaVersion;
+    j["id"] = m.id;
+    j["name"] = m.name;
+    j["source"] = m.source;
+    j["shape"] = {{"layers", m.layers},           {"hidden", m.hidden},   {"heads", m.heads},
+                  {"kv_heads", m.eff_kv_heads()}, {"ffn", m.eff_ffn()},   {"vocab", m.vocab},
+                  {"seq_len", m.seq_len},         {"experts", m.experts}, {"top_k", m.top_k}};
+    j["params"] = {{"total", p.total}, {"active", p.active}, {"matmul_active", p.matmul_active}};
+    j["model_flops_per_token"] = flops;
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return;
+  }
+  if (format != OutputFormat::kText && format != OutputFormat::kMarkdown)
+    throw Error("mfu models writes text, json or markdown");
+  out << fmt::format("{} ({})\n", m.name.empty() ? m.id : m.name, m.id);
+  out << fmt::format("  shape         {} layers, hidden {}, {} heads ({} KV), FFN {}, vocab {}\n",
+                     m.layers, m.hidden, m.heads, m.eff_kv_heads(), m.eff_ffn(), m.vocab);
+  if (m.is_moe())
+    out << fmt::format("  experts       {} routed, top {}, {} shared\n", m.experts, m.top_k,
+                       m.shared_experts);
+  out << fmt::format("  parameters    {} total, {} active, {} in matmuls (the N of 6N)\n",
+                     format_count(p.total), format_count(p.active), format_count(p.matmul_active));
+  out << fmt::format("  FLOPs/token   at sequence length {} (training, no recomputation):\n",
+                     m.seq_len);
+  for (const auto& [c, v] : per) out << fmt::format("    {:<24} {}\n", to_string(c), v);
+  out << fmt::format("  source        {}\n", m.source);
+}
+
 }  // namespace mfu
