@@ -87,8 +87,11 @@ std::optional<Unit> whole_unit(std::string_view s, Quantity kind) {
 std::optional<Unit> base_unit(std::string_view s) {
   const std::string u = detail::to_lower(s);
   if (u.empty()) return Unit{UnitFamily::kNone, 1.0};
-  if (u == "flop" || u == "flops" || u == "flo") return Unit{UnitFamily::kFlop, 1.0};
-  if (u == "flop/s" || u == "flops/s" || u == "flop/sec" || u == "flopsps")
+  // "TF", "TFLOPS" and "TFLOP/s" alike ("FLOPS" is a count to some and a rate to others:
+  // the quantity asked for decides).
+  if (u == "flop" || u == "flops" || u == "flo" || u == "f") return Unit{UnitFamily::kFlop, 1.0};
+  if (u == "flop/s" || u == "flops/s" || u == "flop/sec" || u == "flops/sec" || u == "f/s" ||
+      u == "flopsps")
     return Unit{UnitFamily::kFlopPerSecond, 1.0};
   if (u == "/s" || u == "tok/s" || u == "tokens/s" || u == "token/s" || u == "samples/s" ||
       u == "sample/s" || u == "it/s" || u == "steps/s" || u == "seq/s" || u == "tps" || u == "/sec")
@@ -121,8 +124,8 @@ bool family_fits(UnitFamily f, Quantity kind) {
 const char* example_for(Quantity kind) {
   switch (kind) {
     case Quantity::kFlops: return "35T or 3.5e13 FLOP";
-    case Quantity::kFlopRate: return "989.5 TFLOP/s or 312T";
-    case Quantity::kDuration: return "330ms, 13.75s, 1.5h or 2d";
+    case Quantity::kFlopRate: return "989.5 TFLOP/s, 989.5TF or 312T (a unit or prefix is needed)";
+    case Quantity::kDuration: return "330ms, 13.75s, 1.5h or 2d (a unit is needed)";
     case Quantity::kRate: return "1.2M or 238.3k tok/s";
     case Quantity::kCount: return "540.35B, 15T or 1024";
     case Quantity::kRatio: return "40% or 0.4";
@@ -176,7 +179,13 @@ double parse_quantity(std::string_view text, Quantity kind) {
   if (!unit) {
     // Try an SI prefix followed by a base unit, with optional space ("989.5 TFLOP/s", "1.2 M").
     if (!suffix.empty()) {
-      if (auto p = si_prefix(suffix.front(), kind)) {
+      // "tflop/s" as "TFLOP/s": a lower-case prefix is read before a FLOP unit only, where
+      // it cannot be milli ("mflop" stays unknown).
+      char prefix = suffix.front();
+      if (std::string_view("kgtpe").find(prefix) != std::string_view::npos && suffix.size() > 1 &&
+          (suffix[1] == 'f' || suffix[1] == 'F'))
+        prefix = static_cast<char>(prefix - 'a' + 'A');
+      if (auto p = si_prefix(prefix, kind)) {
         std::string_view rest = detail::trim(suffix.substr(1));
         if (auto u = base_unit(rest)) {
           multiplier = *p;
@@ -202,6 +211,13 @@ double parse_quantity(std::string_view text, Quantity kind) {
       (kind == Quantity::kDuration || kind == Quantity::kRatio || kind == Quantity::kMoney)) {
     fail(text, kind, fmt::format("'{}' is a multiplier, not a unit of {}", suffix, describe(kind)));
   }
+  // A time, a FLOP rate or a bandwidth without a unit is a guess at what was meant ("330":
+  // seconds or milliseconds? "19.5": FLOP/s or TFLOP/s?): refused, except 0, which is 0 in
+  // any unit.
+  const bool needs_unit =
+      kind == Quantity::kDuration || kind == Quantity::kFlopRate || kind == Quantity::kBandwidth;
+  if (needs_unit && unit->family == UnitFamily::kNone && multiplier == 1.0 && value != 0)
+    fail(text, kind, "a bare number has no unit");
   double result = value * multiplier * unit->multiplier;
   if (result < 0) fail(text, kind, "it is negative");
   if (!std::isfinite(result)) fail(text, kind, "it is too large");

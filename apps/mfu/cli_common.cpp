@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 
 #include "mfu/error.hpp"
@@ -147,6 +149,45 @@ bool use_color(const GlobalOptions& g) {
   if (const char* term = std::getenv("TERM"); term != nullptr && std::string(term) == "dumb")
     return false;
   return ::isatty(STDOUT_FILENO) == 1;
+}
+
+RenderOptions render_options(const GlobalOptions& g, bool to_stdout) {
+  RenderOptions o;
+  o.color = to_stdout && use_color(g);
+  o.width = 100;
+  winsize ws{};
+  if (to_stdout && ::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+      ws.ws_col >= 40)
+    o.width = ws.ws_col;
+  o.command_line = g.command_line;
+  std::time_t now = std::time(nullptr);
+  if (const char* sde = std::getenv("SOURCE_DATE_EPOCH"); sde != nullptr && *sde != '\0')
+    now = static_cast<std::time_t>(std::strtoll(sde, nullptr, 10));
+  std::tm utc{};
+  if (::gmtime_r(&now, &utc) != nullptr) {
+    char buf[32];
+    if (std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &utc) > 0) o.generated_at = buf;
+  }
+  return o;
+}
+
+std::string quoted_command_line(const std::vector<std::string>& args) {
+  std::string out = "mfu";
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                         "0123456789-_./=:,%+@") == std::string::npos;
+    out += ' ';
+    if (plain) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
 }
 
 void warn(const std::string& message) {

@@ -33,6 +33,8 @@ struct GlobalOptions {
   std::string gpu_db;  ///< --gpu-db FILE
   std::string color = "auto";
   bool quiet = false;
+  bool verbose = false;      ///< -v: info messages too
+  std::string command_line;  ///< how mfu was called, shell-quoted (for report footers)
 };
 
 /// --model and the shape flags, kept as text so the library parses units and reports errors.
@@ -74,6 +76,14 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& flags);
 /// Whether to colour stdout: --color always/never, else a terminal without NO_COLOR.
 [[nodiscard]] bool use_color(const GlobalOptions& g);
 
+/// Rendering options for a report going to stdout or a file: colour and the terminal's width
+/// on a terminal (100 columns otherwise), the command line and the time for footers (UTC;
+/// SOURCE_DATE_EPOCH, when set, fixes it for reproducible reports).
+[[nodiscard]] RenderOptions render_options(const GlobalOptions& g, bool to_stdout);
+
+/// "mfu analyze 'my run.log'": the arguments shell-quoted where they need it.
+[[nodiscard]] std::string quoted_command_line(const std::vector<std::string>& args);
+
 // Output (where a report goes) is in output.hpp.
 
 /// --format, --strict, --max-warnings.
@@ -107,5 +117,8 @@ int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt
                const GpuDatabase& db, const IngestFlags& ingest, OutputFormat format,
                const std::string& out_file, double interval, const GlobalOptions& g);
 Runner add_convert(CLI::App& app, GlobalOptions& g);
+/// `mfu completions SHELL` and `mfu man`, generated from `app`'s definitions (cmd_shell.cpp).
+Runner add_completions(CLI::App& app, GlobalOptions& g);
+Runner add_man(CLI::App& app, GlobalOptions& g);
 
 }  // namespace mfu::cli

@@ -8,6 +8,7 @@
 #include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
 #include "mfu/units.hpp"
+#include "progress.hpp"
 
 namespace mfu::cli {
 
@@ -117,7 +118,7 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g) {
     if (f->follow)
       return follow_log(f->inputs, opt, db, f->ingest, format, f->out_file, f->interval, g);
     Output out(f->out_file, f->inputs);
-    const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
+    const Run run = ingest_with_progress(f->inputs, ingest_options(f->ingest, g), g);
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, db);
     // A run without step timing has no MFU and no split: refused, saying what the log lacks.
@@ -125,8 +126,7 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g) {
       throw Error(untimed_message(run),
                   "'mfu inspect' shows the fields each record carries; the log needs a step time "
                   "or a throughput per step");
-    RenderOptions ro;
-    ro.color = out.to_stdout() && use_color(g);
+    RenderOptions ro = render_options(g, out.to_stdout());
     ro.per_iteration = f->per_iteration;
     render_analysis(a, run, format, ro, out.stream());
     out.commit();

@@ -11,6 +11,7 @@
 #include "mfu/error.hpp"
 #include "mfu/gate.hpp"
 #include "mfu/units.hpp"
+#include "progress.hpp"
 
 namespace mfu::cli {
 namespace {
@@ -103,7 +104,10 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--config", f->config,
                   "Settings file (default: mfu.toml or .mfu.json found upwards)");
   cmd->add_option("--junit", f->junit, "Write a JUnit XML file (one testcase per check)");
-  cmd->add_option("--output", f->output, "text, json or markdown")->capture_default_str();
+  cmd->add_option("--output", f->output,
+                  "text, json, markdown or html (the verdict over the whole report, the baseline "
+                  "drawn over the run)")
+      ->capture_default_str();
   cmd->add_option("-o,--output-file", f->out_file, "Write the verdict to FILE instead of stdout");
 
   return [f, cmd, &g]() {
@@ -149,14 +153,18 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     std::vector<std::string> read = f->inputs;
     if (!f->baseline.empty()) read.push_back(f->baseline);
     Output out(f->out_file, read);
-    const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
+    const Run run = ingest_with_progress(f->inputs, ingest_options(f->ingest, g), g);
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, load_gpu_db(g));
     GateResult r = evaluate_gate(a, run, o);
     r.notes.push_back(settings.empty()
                           ? std::string("settings: none (no mfu.toml or .mfu.json found)")
                           : "settings: " + settings);
-    render_gate(r, a, format, out.to_stdout() && use_color(g), out.stream());
+    if (format == OutputFormat::kHtml)
+      render_gate_html(r, a, o.baseline ? &*o.baseline : nullptr,
+                       render_options(g, out.to_stdout()), out.stream());
+    else
+      render_gate(r, a, format, out.to_stdout() && use_color(g), out.stream());
     out.commit();
     if (!f->junit.empty()) {
       Output junit(f->junit, read);

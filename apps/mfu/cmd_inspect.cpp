@@ -8,6 +8,7 @@
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
 #include "mfu/units.hpp"
+#include "progress.hpp"
 
 namespace mfu::cli {
 
@@ -95,7 +96,7 @@ Runner add_inspect(CLI::App& app, GlobalOptions& g) {
       return kExitOk;
     }
     if (f->inputs.empty()) throw Error("mfu inspect needs a log", "mfu inspect train.log");
-    const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
+    const Run run = ingest_with_progress(f->inputs, ingest_options(f->ingest, g), g);
     print_diagnostics(run, g);
     render_inspect(run, parse_output_format(f->output), std::cout);
     return kExitOk;
@@ -121,7 +122,7 @@ Runner add_convert(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("-o,--output-file", f->out_file, "Write to FILE instead of stdout");
   return [f, &g]() {
     Output out(f->out_file, f->inputs);
-    const Run run = ingest(f->inputs, ingest_options(f->ingest, g));
+    const Run run = ingest_with_progress(f->inputs, ingest_options(f->ingest, g), g);
     print_diagnostics(run, g);
     write_native(run, out.stream());
     out.commit();

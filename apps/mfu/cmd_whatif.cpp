@@ -10,6 +10,7 @@
 #include "mfu/error.hpp"
 #include "mfu/units.hpp"
 #include "mfu/whatif.hpp"
+#include "progress.hpp"
 
 namespace mfu::cli {
 namespace {
@@ -166,7 +167,7 @@ int run_projection(const WhatifFlags& f, const GlobalOptions& g) {
   HardwareFlags hw{f.gpu, f.gpus, f.dtype, f.peak};
   const AnalyzeOptions opt = analyze_options(f.model, hw, f.work);
   Output out(f.out_file, f.inputs);  // opened before the work: a bad path fails at once
-  const Run run = ingest(f.inputs, ingest_options(f.ingest, g));
+  const Run run = ingest_with_progress(f.inputs, ingest_options(f.ingest, g), g);
   print_diagnostics(run, g);
   const Analysis a = analyze(run, opt, db);
   const Scenario s = build_scenario(f, a, db);

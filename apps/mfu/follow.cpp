@@ -55,8 +55,7 @@ int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt
       Analysis a = analyze(run, opt, db);
       if (tty) {
         std::ostringstream screen;
-        RenderOptions ro;
-        ro.color = use_color(g);
+        const RenderOptions ro = render_options(g, true);
         render_analysis(a, run, OutputFormat::kText, ro, screen);
         std::cout << "\x1b[H\x1b[2J"
                   << fmt::format("following {} (every {} s, Ctrl-C to stop)\n\n", inputs.front(),
@@ -93,8 +92,7 @@ int follow_log(const std::vector<std::string>& inputs, const AnalyzeOptions& opt
     std::cerr << "mfu: error: no iteration was read before the end\n";
     return kExitError;
   }
-  RenderOptions ro;
-  ro.color = out.to_stdout() && use_color(g);
+  const RenderOptions ro = render_options(g, out.to_stdout());
   if (tty) std::cout << "\x1b[H\x1b[2J";
   render_analysis(*last, *last_run, format, ro, out.stream());
   out.commit();

@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
                  "Colour on screen: auto, always, never (NO_COLOR is honoured)")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("-q,--quiet", global.quiet, "Only errors on stderr");
+  app.add_flag("-v,--verbose", global.verbose,
+               "Also info messages on stderr: what each input is read as, settings files, "
+               "notes of the readers");
   app.footer(
       "Exit codes: 0 ok, 1 a check failed (mfu check), 2 bad usage or unreadable input.\n"
       "Run 'mfu SUBCOMMAND --help' for examples.");
@@ -66,9 +69,12 @@ int main(int argc, char** argv) {
   runners["whatif"] = mfu::cli::add_whatif(app, global);
   runners["inspect"] = mfu::cli::add_inspect(app, global);
   runners["convert"] = mfu::cli::add_convert(app, global);
+  runners["completions"] = mfu::cli::add_completions(app, global);
+  runners["man"] = mfu::cli::add_man(app, global);
 
   // "mfu help [COMMAND]" is "mfu [COMMAND] --help".
   const std::vector<std::string> args = mfu::cli::expand_help(argc, argv);
+  global.command_line = mfu::cli::quoted_command_line(args);
   std::vector<char*> arg_ptrs;
   for (const auto& a : args) arg_ptrs.push_back(const_cast<char*>(a.c_str()));
   try {
@@ -80,13 +86,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "mfu: error: " << e.what() << '\n';
+    // An unknown first word is an unknown command, whatever CLI11 made of it ("A subcommand
+    // is required", "arguments were not expected").
+    if (const std::string word = mfu::cli::unknown_command(app, args); !word.empty())
+      std::cerr << "mfu: error: unknown command '" << word << "'\n";
+    else
+      std::cerr << "mfu: error: " << e.what() << '\n';
     const std::string guess = mfu::cli::did_you_mean(app, args);
     std::cerr << "hint: " << (guess.empty() ? "" : guess + " ")
               << "run 'mfu help' or 'mfu help SUBCOMMAND'\n";
     return mfu::cli::kExitError;
   }
-  if (global.quiet) spdlog::set_level(spdlog::level::err);
+  if (global.quiet)
+    spdlog::set_level(spdlog::level::err);
+  else if (global.verbose)
+    spdlog::set_level(spdlog::level::info);
 
   try {
     for (const auto* sub : app.get_subcommands()) {

@@ -35,19 +35,45 @@ std::vector<std::string> flag_names(const CLI::App& app) {
   return names;
 }
 
+/// "'mfu calc'", "'mfu calc' or 'mfu check'", "a, b or c".
+std::string one_of(const std::vector<std::string>& names, const char* open, const char* close) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) s += i + 1 == names.size() ? " or " : ", ";
+    s += open + names[i] + close;
+  }
+  return s;
+}
+
 }  // namespace
 
-std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
-  std::string best;
+std::vector<std::string> closest(std::string_view word,
+                                 const std::vector<std::string>& candidates) {
+  std::vector<std::string> best;
   std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {
     const std::size_t d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;
-      best = c;
+      best.clear();
     }
+    if (d == best_d && std::find(best.begin(), best.end(), c) == best.end()) best.push_back(c);
   }
   return best;
+}
+
+std::string unknown_command(const CLI::App& app, const std::vector<std::string>& args) {
+  const auto subs = subcommand_names(app);
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.empty() || a[0] == '-') {
+      // The value of a global option that takes one ("--color never") is not a command.
+      if (a == "--gpu-db" || a == "--color") ++i;
+      continue;
+    }
+    return std::find(subs.begin(), subs.end(), a) == subs.end() ? a : std::string();
+  }
+  return {};
 }
 
 std::vector<std::string> expand_help(int argc, char** argv) {
@@ -70,8 +96,8 @@ std::string did_you_mean(const CLI::App& app, const std::vector<std::string>& ar
       break;
     }
     // The first word is the subcommand: a near miss is a typo ("mfu analyse").
-    if (const std::string near = closest(a, subs); !near.empty())
-      return "did you mean 'mfu " + near + "'?";
+    if (const auto near = closest(a, subs); !near.empty())
+      return "did you mean " + one_of(near, "'mfu ", "'") + "?";
     break;
   }
   if (sub == nullptr) return {};
@@ -81,8 +107,8 @@ std::string did_you_mean(const CLI::App& app, const std::vector<std::string>& ar
     if (a.rfind("--", 0) != 0) continue;
     const std::string flag = a.substr(0, a.find('='));
     if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
-    if (const std::string near = closest(flag, known); !near.empty())
-      return "did you mean " + near + "?";
+    if (const auto near = closest(flag, known); !near.empty())
+      return "did you mean " + one_of(near, "", "") + "?";
   }
   return {};
 }

@@ -8,9 +8,14 @@
 
 namespace mfu::cli {
 
-/// The candidate nearest to `word` (edit distance at most 2, or a third of its length), or "".
-[[nodiscard]] std::string closest(std::string_view word,
-                                  const std::vector<std::string>& candidates);
+/// The candidates nearest to `word` (edit distance at most 2, or a third of its length), all
+/// of them when several are as near; empty when none is.
+[[nodiscard]] std::vector<std::string> closest(std::string_view word,
+                                               const std::vector<std::string>& candidates);
+
+/// The first word of the command line when it is not a subcommand ("analyse"), else "".
+[[nodiscard]] std::string unknown_command(const CLI::App& app,
+                                          const std::vector<std::string>& args);
 
 /// The arguments with "mfu help" and "mfu help COMMAND" rewritten as "--help" requests.
 [[nodiscard]] std::vector<std::string> expand_help(int argc, char** argv);

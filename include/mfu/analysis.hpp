@@ -13,6 +13,7 @@
 ///   mfu::Analysis a = mfu::analyze(run, opt);
 ///   a.mfu;          // whole-run MFU, when the work and the hardware are known
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -141,6 +142,10 @@ struct SeriesPoint {
   std::int64_t step = 0;
   double time_s = kUnknown;
   double mfu = kUnknown;
+  double tokens_per_s = kUnknown;  ///< the record's tokens over its time (all GPUs, or per GPU)
+  /// The record's timed phases, seconds per iteration (NaN where untimed).
+  std::array<double, kPhaseCount> phase{kUnknown, kUnknown, kUnknown, kUnknown, kUnknown,
+                                        kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
   bool stall = false;
   bool warmup = false;
 };
@@ -220,7 +225,11 @@ struct Analysis {
   Distribution mfu_per_iteration;
   std::vector<Bucket> buckets;
   StallReport stalls;
+  /// The fixes worth most, largest first; never "unattributed", which is not a cause.
   std::vector<Fix> fixes;
+  /// When part of the wall time is unattributed: what would attribute it for this run's
+  /// framework (its timers, or a profiler trace of a few steps). Empty otherwise.
+  std::string attribution_hint;
   std::vector<SeriesPoint> series;  ///< at most ~2000 points
   /// Steady-state step times (one per record, warm-up and redone work left out; at most 5000,
   /// evenly sampled): what a baseline comparison tests against.

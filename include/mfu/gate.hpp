@@ -113,6 +113,11 @@ struct GateResult {
 void render_gate(const GateResult& result, const Analysis& analysis, OutputFormat format,
                  bool color, std::ostream& out);
 void render_junit(const GateResult& result, const Analysis& analysis, std::ostream& out);
+/// The verdict and the run's whole report on one HTML page; the baseline's steady step times,
+/// when one is given, drawn over the run's (its median on the step-time chart, its histogram
+/// over the run's).
+void render_gate_html(const GateResult& result, const Analysis& analysis, const Baseline* baseline,
+                      const RenderOptions& options, std::ostream& out);
 /// "::error title=...::message" lines for GitHub Actions.
 void render_github_annotations(const GateResult& result, std::ostream& out);
 

@@ -41,6 +41,10 @@ struct IngestOptions {
   std::function<void(const std::string&)> on_progress;
 };
 
+/// Bytes this process has read from files and stdin so far, by every thread, before
+/// decompression: what a progress display polls while ingest() runs.
+[[nodiscard]] std::uint64_t bytes_read_so_far();
+
 /// Names and one-line descriptions of the formats mfu reads.
 struct FormatInfo {
   std::string name;

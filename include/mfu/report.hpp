@@ -24,7 +24,11 @@ enum class OutputFormat { kText, kJson, kMarkdown, kCsv, kHtml };
 struct RenderOptions {
   bool color = false;          ///< ANSI colour (text only); the CLI sets it for terminals
   bool per_iteration = false;  ///< include per-iteration records (json)
-  int width = 100;             ///< terminal width for bar charts
+  int width = 100;             ///< terminal width (text wraps to it)
+  /// For the HTML report's footer: the command that made it and when (the CLI fills both;
+  /// empty ones are left out).
+  std::string command_line;
+  std::string generated_at;
 };
 
 /// Version of every JSON document mfu writes.

@@ -16,13 +16,13 @@ namespace mfu {
 /// What a number means; a value written with the unit of another kind is an error.
 enum class Quantity {
   kFlops,      ///< a FLOP count (`35T`, `3.5e13 FLOP`)
-  kFlopRate,   ///< FLOP per second (`989.5 TFLOP/s`, `312T`)
-  kDuration,   ///< seconds (`330ms`, `1.5h`, `2d`; a bare number is seconds)
+  kFlopRate,   ///< FLOP per second (`989.5 TFLOP/s`, `312T`, `312TF`; a bare number is refused)
+  kDuration,   ///< seconds (`330ms`, `1.5h`, `2d`; a bare number other than 0 is refused)
   kRate,       ///< events per second (`1.2M`, `238.3k tok/s`)
   kCount,      ///< a plain count (`540.35B` parameters, `15T` tokens, `1024` GPUs)
   kRatio,      ///< a fraction in 0..1 (`40%` or `0.4`)
   kMoney,      ///< an amount of money (`$2.50`, `2.5`)
-  kBandwidth,  ///< bytes per second (`900 GB/s`, `400Gb/s`)
+  kBandwidth,  ///< bytes per second (`900 GB/s`, `400Gb/s`; a bare number is refused)
 };
 
 /// Human name of a quantity kind ("a time", "a FLOP count", ...), for messages.

@@ -22,8 +22,11 @@ void fill_buckets_and_fixes(const AnalyzeOptions& opt, const Totals& t, Analysis
   if (opt.price_per_gpu_hour && known(G)) a.total_cost = a.gpu_hours * *opt.price_per_gpu_hour;
   if (a.tdp_w && known(G)) a.total_energy_kwh = a.gpu_hours * *a.tdp_w / 1000.0;
   std::vector<const Bucket*> avoidable;
+  // "Unattributed" is what nothing measured, not a cause to fix: the report says instead what
+  // would attribute it.
   for (const auto& b : a.buckets)
-    if (b.name != bucket_key(B::kCompute) && b.seconds > 1e-6 * a.wall_time_s)
+    if (b.name != bucket_key(B::kCompute) && b.name != bucket_key(B::kOther) &&
+        b.seconds > 1e-6 * a.wall_time_s)
       avoidable.push_back(&b);
   std::sort(avoidable.begin(), avoidable.end(),
             [](const Bucket* x, const Bucket* y) { return x->seconds > y->seconds; });
@@ -97,6 +100,8 @@ void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const
     p.time_s = rec.time[pick];
     // The analysis' own count, with the FLOPs a record gets from its configuration.
     p.mfu = work.flops(it, p.time_s) / (a.peak_flops_per_gpu * work.gpus * p.time_s);
+    p.tokens_per_s = work.tokens(it) / p.time_s;
+    p.phase = it.phase;
     p.stall = rec.flags[pick] & kRecordStall;
     p.warmup = rec.flags[pick] & kRecordWarmup;
     a.series.push_back(p);

@@ -187,6 +187,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   detail::fill_buckets_and_fixes(opt, totals, a);
   detail::fill_series(run, work, rec, st, totals, a);
   add_trace(run, a);
+  detail::fill_attribution_hint(a);
   add_notes(run, clock, a);
   verify_attribution(a);
   return a;

@@ -39,8 +39,8 @@ constexpr std::array<BucketInfo, kBucketCount> kTable{{
      "shorten responses or sample fewer per prompt",
      "#c07020"},
     {BucketId::kOther, "other", "unattributed",
-     "unattributed: enable timers (Megatron --timing-log-level 2, DeepSpeed "
-     "wall_clock_breakdown) or take a PyTorch profiler trace and run mfu analyze on it",
+     "not a cause: time the phases in the log or take a PyTorch profiler trace of a few steps "
+     "(mfu analyze names the options of the run's framework)",
      "#b0b0b0"},
 }};
 

@@ -252,6 +252,9 @@ struct Totals {
 void fill_headline(const Resolved& r, const WorkPlan& work, const Totals& t, Analysis& a);
 /// Buckets with cost and energy, the fixes worth most, the steady split for whatif.
 void fill_buckets_and_fixes(const AnalyzeOptions& opt, const Totals& t, Analysis& a);
+/// What would attribute the unattributed time, for the run's framework
+/// (Analysis::attribution_hint).
+void fill_attribution_hint(Analysis& a);
 /// Stall report, series for charts, the steady step-time sample, per-record flags.
 void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const Steady& st,
                  Totals& t, Analysis& a);

@@ -8,14 +8,19 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include "mfu/error.hpp"
+#include "mfu/ingest.hpp"
 
 namespace mfu::detail {
 namespace {
+
+// Bytes read from files and stdin so far, by every thread (before decompression).
+std::atomic<std::uint64_t> g_bytes_read{0};
 
 class FdSource : public ByteSource {
  public:
@@ -27,7 +32,10 @@ class FdSource : public ByteSource {
   std::size_t read(char* buf, std::size_t n) override {
     for (;;) {
       const ssize_t got = ::read(fd_, buf, n);
-      if (got >= 0) return static_cast<std::size_t>(got);
+      if (got >= 0) {
+        g_bytes_read.fetch_add(static_cast<std::uint64_t>(got), std::memory_order_relaxed);
+        return static_cast<std::size_t>(got);
+      }
       if (errno == EINTR) continue;
       throw Error(fmt::format("cannot read '{}': {}", name_, std::strerror(errno)));
     }
@@ -55,6 +63,7 @@ class RangeSource : public ByteSource {
     for (;;) {
       const ssize_t got = ::pread(fd_, buf, n, static_cast<off_t>(pos_));
       if (got >= 0) {
+        g_bytes_read.fetch_add(static_cast<std::uint64_t>(got), std::memory_order_relaxed);
         pos_ += static_cast<std::uint64_t>(got);
         if (got == 0) pos_ = end_;  // the file shrank under us
         return static_cast<std::size_t>(got);
@@ -311,3 +320,11 @@ std::string read_all(ByteSource& src, std::size_t limit, const std::string& name
 }
 
 }  // namespace mfu::detail
+
+namespace mfu {
+
+std::uint64_t bytes_read_so_far() {
+  return detail::g_bytes_read.load(std::memory_order_relaxed);
+}
+
+}  // namespace mfu

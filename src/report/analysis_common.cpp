@@ -67,55 +67,69 @@ std::vector<std::string> framework_lines(const Analysis& a) {
   return out;
 }
 
-std::vector<std::string> trace_table(const Analysis& a) {
-  std::vector<std::string> out;
+TraceTable trace_rows(const Analysis& a) {
+  TraceTable out;
   if (!a.trace) return out;
   const TraceSummary& t = *a.trace;
   if (std::all_of(t.ranks.begin(), t.ranks.end(), [](const auto& r) { return r.cpu_only; })) {
     // No device events: a table of zeros would read as an idle GPU.
     for (const auto& r : t.ranks)
-      out.push_back(fmt::format(
-          "{}: {} CPU ProfilerStep spans of {} on average; no device time "
-          "in the trace",
-          r.file, r.steps.size(),
+      out.notes.push_back(fmt::format(
+          "{}: {} CPU ProfilerStep spans of {} on average; no device time in the trace", r.file,
+          r.steps.size(),
           format_duration(r.window_s /
                           static_cast<double>(std::max<std::size_t>(1, r.steps.size())))));
     return out;
   }
-  out.push_back(fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}", "rank",
-                            "steps", "step", "compute", "comm", "exposed", "idle", "host",
-                            "overlap", "wait"));
+  out.header = {"rank",    "steps", "step", "compute", "comm",
+                "exposed", "idle",  "host", "overlap", "wait"};
   for (const auto& r : t.ranks) {
     const double n = static_cast<double>(std::max<std::size_t>(1, r.steps.size()));
-    out.push_back(
-        fmt::format("{:>5} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
-                    r.rank >= 0 ? std::to_string(r.rank) : std::string("?"), r.steps.size(),
-                    format_duration(r.window_s / n), format_duration(r.compute_s / n),
-                    format_duration(r.comm_s / n), format_duration(r.comm_exposed_s / n),
-                    format_duration(r.idle_s / n), format_duration(r.idle_host_s / n),
-                    r.comm_s > 0 ? format_percent(r.overlap_ratio, 0) : std::string("-"),
-                    t.ranks.size() > 1 ? format_duration(r.wait_s / n) : std::string("-")));
+    out.rows.push_back({r.rank >= 0 ? std::to_string(r.rank) : std::string("?"),
+                        std::to_string(r.steps.size()), format_duration(r.window_s / n),
+                        format_duration(r.compute_s / n), format_duration(r.comm_s / n),
+                        format_duration(r.comm_exposed_s / n), format_duration(r.idle_s / n),
+                        format_duration(r.idle_host_s / n),
+                        r.comm_s > 0 ? format_percent(r.overlap_ratio, 0) : std::string("-"),
+                        t.ranks.size() > 1 ? format_duration(r.wait_s / n) : std::string("-")});
   }
-  out.push_back(
-      "(per step; 'exposed' is communication with no compute running, 'host' the idle time before "
-      "the CPU "
-      "launched the next kernel, 'overlap' the share of communication hidden under compute, 'wait' "
-      "the "
-      "exposed collective time spent waiting for slower ranks)");
+  out.notes.push_back(
+      "(per step; 'exposed' is communication with no compute running, 'host' the idle time "
+      "before the CPU launched the next kernel, 'overlap' the share of communication hidden "
+      "under compute, 'wait' the exposed collective time spent waiting for slower ranks)");
   if (t.ranks.size() > 1) {
-    out.push_back(fmt::format("{} collectives matched across ranks, {} seen on one rank only",
-                              t.matched_collectives, t.unmatched_collectives));
+    out.notes.push_back(fmt::format("{} collectives matched across ranks, {} seen on one rank only",
+                                    t.matched_collectives, t.unmatched_collectives));
     if (!t.stragglers.empty()) {
       std::vector<std::string> ids;
       for (int s : t.stragglers) ids.push_back(std::to_string(s));
-      out.push_back(
+      out.notes.push_back(
           fmt::format("straggler rank(s) {}: {}", fmt::join(ids, ", "), t.straggler_reason));
     }
   }
   for (const auto& r : t.ranks)
     if (r.rank < 0)
-      out.push_back(
+      out.notes.push_back(
           fmt::format("{}: rank unknown (no distributedInfo, no rank in the file name)", r.file));
+  return out;
+}
+
+std::vector<std::string> trace_table(const Analysis& a) {
+  const TraceTable t = trace_rows(a);
+  std::vector<std::string> out;
+  // Right-aligned columns: the rank and step counts narrow, the durations as wide as
+  // "1.234 ms", each at least as wide as its heading.
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::size_t w = c == 0 ? 5 : c == 1 ? 6 : c >= 8 ? 8 : c == 2 ? 10 : 9;
+      l += fmt::format("{}{:>{}}", c ? " " : "", cells[c], w);
+    }
+    return l;
+  };
+  if (!t.header.empty()) out.push_back(line(t.header));
+  for (const auto& r : t.rows) out.push_back(line(r));
+  out.insert(out.end(), t.notes.begin(), t.notes.end());
   return out;
 }
 
@@ -128,7 +142,7 @@ void render_analysis(const Analysis& a, const Run& run, OutputFormat format, con
     case OutputFormat::kJson: detail::render_analysis_json(a, run, o, out); return;
     case OutputFormat::kMarkdown: detail::render_analysis_markdown(a, out); return;
     case OutputFormat::kCsv: detail::render_analysis_csv(a, run, out); return;
-    case OutputFormat::kHtml: detail::render_analysis_html(a, out); return;
+    case OutputFormat::kHtml: detail::render_analysis_html(a, o, out); return;
   }
   throw Error("unknown output format");
 }

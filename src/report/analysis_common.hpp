@@ -18,8 +18,16 @@ namespace mfu::detail {
 /// Plain-text lines describing the framework's own FLOP count versus mfu's.
 [[nodiscard]] std::vector<std::string> framework_lines(const Analysis& a);
 
-/// The per-rank table of a trace analysis as aligned text lines (header first), then overlap,
-/// straggler and collective-matching lines.
+/// The per-rank table of a trace analysis: a heading, one row per rank, then the lines that
+/// explain it (overlap, stragglers, collective matching). Only notes when the trace has no
+/// device time.
+struct TraceTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> notes;
+};
+[[nodiscard]] TraceTable trace_rows(const Analysis& a);
+/// The same as aligned text lines (header first), then the notes.
 [[nodiscard]] std::vector<std::string> trace_table(const Analysis& a);
 
 void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostream& out);
@@ -27,6 +35,6 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
                           std::ostream& out);
 void render_analysis_markdown(const Analysis& a, std::ostream& out);
 void render_analysis_csv(const Analysis& a, const Run& run, std::ostream& out);
-void render_analysis_html(const Analysis& a, std::ostream& out);
+void render_analysis_html(const Analysis& a, const RenderOptions& o, std::ostream& out);
 
 }  // namespace mfu::detail

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "report/analysis_common.hpp"
+#include "report/json_numbers.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -30,7 +31,8 @@ void render_analysis_csv(const Analysis& a, const Run& run, std::ostream& out) {
     const bool stall = i < a.record_flags.size() && (a.record_flags[i] & kRecordStall);
     out << fmt::format("{},{},{},{},{},{},{},{}", it.step, it.count, cell(it.time_s),
                        cell(iteration_mfu(a, it)), cell(iteration_tokens(a, it)),
-                       cell(iteration_model_flops(a, it)), cell(it.loss), stall ? 1 : 0);
+                       cell(iteration_model_flops(a, it)), cell(float_digits(it.loss)),
+                       stall ? 1 : 0);
     for (Phase p : phases) out << ',' << cell(it.at(p));
     out << '\n';
   }

@@ -1,178 +1,136 @@
-// A self-contained HTML report: no network, no scripts; inline SVG charts of step time and
-// MFU over the run (stalls marked) and the lost-time waterfall.
+// A self-contained HTML report: no network, no scripts; a summary table, inline SVG charts
+// (step time, MFU, tokens/s, timed phases, a step-time histogram, the waterfall) and the
+// tables of the text report. Laid out to fit from phone to desktop widths without scrolling
+// sideways (the test renders it in headless Chromium at 800 and 1400 pixels).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "mfu/units.hpp"
+#include "mfu/version.hpp"
 #include "report/analysis_common.hpp"
+#include "report/html_parts.hpp"
 #include "report/markup.hpp"
 
 namespace mfu::detail {
 namespace {
 
-const char* fill_of(const std::string& b) {
-  const auto id = bucket_from_key(b);
-  return id ? bucket_info(*id).colour : "#b0b0b0";
+constexpr const char* kStyle =
+    "body{font-family:system-ui,sans-serif;margin:0 auto;padding:1em 1.5em;max-width:960px;"
+    "color:#222}\n"
+    "h1{font-size:1.35em}h2{font-size:1.1em;margin-top:1.6em}\n"
+    "table{border-collapse:collapse;max-width:100%}\n"
+    "td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top;"
+    "overflow-wrap:break-word}\n"
+    "td.small,code{overflow-wrap:anywhere}\n"
+    "td.num,th.num{text-align:right;white-space:nowrap}\n"
+    ".wide{overflow-x:auto;max-width:100%}\n"
+    ".chart{width:100%;height:auto;margin:.6em 0;background:#fafafa}\n"
+    ".title{font-weight:bold;font-size:14px}.tick,.label{font-size:11px;fill:#444}\n"
+    ".axis{stroke:#333}.grid{stroke:#e4e4e4}\n"
+    ".series{fill:none;stroke:#1f6fbf;stroke-width:1.6}"
+    ".raw{fill:none;stroke:#9bbfe3;stroke-width:1}\n"
+    ".baseline{fill:none;stroke:#e07000;stroke-width:1.5;stroke-dasharray:5 3}\n"
+    ".stall{fill:#d04040}.stallband{fill:#f0b0b0;opacity:.6}.warmband{fill:#d8d8d8;opacity:.6}\n"
+    ".bar{fill:#1f6fbf;opacity:.8}.layer{stroke:none}\n"
+    ".small{color:#666;font-size:.9em}"
+    "footer{margin-top:2em;border-top:1px solid #ddd;padding-top:.5em}\n";
+
+std::string cell(const std::string& text, bool numeric = false) {
+  return fmt::format("<td{}>{}</td>", numeric ? " class=\"num\"" : "", escape_markup(text));
 }
 
-/// A line chart of one series over the steps. `value` picks the y value of a point.
-template <class F>
-std::string line_chart(const std::vector<SeriesPoint>& pts, F value, const std::string& title,
-                       const std::string& unit, double scale, const std::string& id) {
-  const double W = 900, H = 260, L = 70, R = 20, Tp = 30, Bm = 40;
-  std::vector<std::pair<double, double>> xy;
-  for (const auto& p : pts) {
-    const double v = value(p);
-    if (std::isfinite(v)) xy.emplace_back(static_cast<double>(p.step), v * scale);
-  }
-  std::string svg = fmt::format(
-      "<svg id=\"{}\" class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\" "
-      "xmlns=\"http://www.w3.org/2000/svg\">\n<text x=\"{}\" y=\"18\" class=\"title\">{}</text>\n",
-      id, W, H, escape_markup(title), L, escape_markup(title));
-  if (xy.empty()) return svg + "<text x=\"100\" y=\"120\">no data</text></svg>\n";
-  double x0 = xy.front().first, x1 = xy.front().first, y1 = 0;
-  for (auto [x, y] : xy) {
-    x0 = std::min(x0, x);
-    x1 = std::max(x1, x);
-    y1 = std::max(y1, y);
-  }
-  if (x1 == x0) x1 = x0 + 1;
-  if (y1 <= 0) y1 = 1;
-  y1 *= 1.08;
-  auto X = [&](double x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
-  auto Y = [&](double y) { return H - Bm - y / y1 * (H - Tp - Bm); };
-  // Axes and ticks.
-  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>\n", L, H - Bm,
-                     W - R, H - Bm);
-  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>\n", L, Tp, L,
-                     H - Bm);
-  for (int k = 0; k <= 4; ++k) {
-    const double yv = y1 * k / 4.0;
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>\n",
-                       L - 6, Y(yv) + 4, format_number(yv, 3));
-    svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"grid\"/>\n",
-                       L, Y(yv), W - R, Y(yv));
-    const double xv = x0 + (x1 - x0) * k / 4.0;
-    svg +=
-        fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>\n",
-                    X(xv), H - Bm + 16, static_cast<long long>(std::llround(xv)));
-  }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">step</text>\n",
-                     (L + W - R) / 2, H - 6);
-  svg += fmt::format(
-      "<text x=\"14\" y=\"{}\" class=\"tick\" transform=\"rotate(-90 14 {})\" "
-      "text-anchor=\"middle\">{}</text>\n",
-      (Tp + H - Bm) / 2, (Tp + H - Bm) / 2, escape_markup(unit));
-  std::string path;
-  for (auto [x, y] : xy)
-    path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", X(x), Y(y));
-  svg += fmt::format("<path d=\"{}\" class=\"series\"/>\n", path);
-  // Stalls and warm-up marked.
-  for (const auto& p : pts) {
-    const double v = value(p);
-    if (!std::isfinite(v) || !(p.stall || p.warmup)) continue;
-    svg += fmt::format(
-        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" class=\"{}\"><title>step {}: "
-        "{}</title></circle>\n",
-        X(static_cast<double>(p.step)), Y(v * scale), p.stall ? "stall" : "warm", p.step,
-        p.stall ? "stall" : "warm-up");
-  }
-  return svg + "</svg>\n";
+void summary_row(std::ostream& out, const std::string& k, const std::string& v) {
+  out << "<tr><th>" << escape_markup(k) << "</th>" << cell(v) << "</tr>\n";
 }
 
-std::string waterfall_chart(const Analysis& a) {
-  const double W = 900, H = 60 + 26.0 * static_cast<double>(a.buckets.size());
-  std::string svg = fmt::format(
-      "<svg id=\"waterfall\" class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" "
-      "aria-label=\"lost-time waterfall\" "
-      "xmlns=\"http://www.w3.org/2000/svg\">\n<text x=\"10\" y=\"18\" class=\"title\">where the "
-      "wall time went</text>\n",
-      W, H);
-  double acc = 0;
-  double y = 34;
-  const double L = 230, span = W - L - 120;
-  for (const auto& b : a.buckets) {
-    const double x = L + acc * span;
-    const double w = std::max(0.0, b.fraction * span);
-    svg +=
-        fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"label\" text-anchor=\"end\">{}</text>\n",
-                    L - 8, y + 14, escape_markup(b.label));
-    svg += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"18\" fill=\"{}\" "
-        "class=\"bucket\" "
-        "data-bucket=\"{}\"><title>{}: {} ({}, {})</title></rect>\n",
-        x, y, w, fill_of(b.name), b.name, escape_markup(b.label), format_duration(b.seconds),
-        format_percent(b.fraction), to_string(b.source));
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\">{}</text>\n",
-                       std::min(W - 110, x + w + 6), y + 14, format_percent(b.fraction));
-    acc += b.fraction;
-    y += 26;
-  }
-  return svg + "</svg>\n";
-}
-
-}  // namespace
-
-void render_analysis_html(const Analysis& a, std::ostream& out) {
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>mfu "
-         "report</title>\n"
-         "<style>\nbody{font-family:system-ui,sans-serif;margin:2em;max-width:960px;color:#222}\n"
-         "h1{font-size:1.4em}table{border-collapse:collapse}td,th{padding:3px "
-         "10px;border-bottom:1px solid #ddd;"
-         "text-align:left}\n.chart{width:100%;height:auto;margin:1em 0;background:#fafafa}\n"
-         ".title{font-weight:bold;font-size:14px}.tick,.label{font-size:11px;fill:#444}\n"
-         ".axis{stroke:#333}.grid{stroke:#e4e4e4}.series{fill:none;stroke:#1f6fbf;stroke-width:1.5}"
-         "\n"
-         ".stall{fill:#d04040}.warm{fill:#999}.small{color:#666;font-size:.9em}\n</style></"
-         "head><body>\n";
-  out << "<h1>" << escape_markup(headline(a)) << "</h1>\n";
-  out << "<p class=\"small\">" << escape_markup(a.format) << " log: ";
-  for (std::size_t i = 0; i < a.inputs.size(); ++i)
-    out << (i ? ", " : "") << escape_markup(a.inputs[i]);
-  out << "</p>\n<table>\n";
-  auto row = [&](const std::string& k, const std::string& v) {
-    out << "<tr><th>" << escape_markup(k) << "</th><td>" << escape_markup(v) << "</td></tr>\n";
-  };
-  row("MFU (whole run)", pct_or(a.mfu));
-  row("MFU (steady state)", pct_or(a.mfu_steady));
-  if (a.hfu) row("HFU", format_percent(*a.hfu));
+void summary_table(const Analysis& a, std::ostream& out) {
+  out << "<table id=\"summary\">\n";
+  summary_row(out, "MFU (whole run)", pct_or(a.mfu));
+  summary_row(out, "MFU (steady state)", pct_or(a.mfu_steady));
+  if (a.hfu) summary_row(out, "HFU", format_percent(*a.hfu));
   if (a.achieved_flops_per_s_per_gpu)
-    row("achieved per GPU", format_flop_rate(*a.achieved_flops_per_s_per_gpu));
+    summary_row(out, "achieved per GPU", format_flop_rate(*a.achieved_flops_per_s_per_gpu));
   if (known(a.peak_flops_per_gpu))
-    row("peak per GPU",
-        format_flop_rate(a.peak_flops_per_gpu) + " (" + a.gpu + " " + a.dtype + ")");
-  if (a.tokens_per_s) row("tokens/s", format_count(*a.tokens_per_s));
-  if (a.tokens_per_s_per_gpu) row("tokens/s per GPU", format_count(*a.tokens_per_s_per_gpu));
-  if (a.per_gpu) row("GPU count", "unknown: MFU is per GPU, from the log's per-GPU rate");
-  row("step time (median)", format_duration(a.step_time.median));
-  row("wall time", format_duration(a.wall_time_s));
-  if (a.goodput) row("goodput", format_percent(*a.goodput));
+    summary_row(
+        out, "peak per GPU",
+        fmt::format("{} ({} {}, dense)", format_flop_rate(a.peak_flops_per_gpu), a.gpu, a.dtype));
+  if (known(a.model_flops_per_token))
+    summary_row(
+        out, "FLOPs per token",
+        fmt::format("{} ({} convention)", format_flops(a.model_flops_per_token), a.convention));
+  if (a.tokens_per_s) summary_row(out, "tokens/s", format_count(*a.tokens_per_s));
+  if (a.tokens_per_s_per_gpu)
+    summary_row(out, "tokens/s per GPU", format_count(*a.tokens_per_s_per_gpu));
+  if (a.per_gpu) summary_row(out, "GPU count", "unknown: MFU is per GPU, from the log's rate");
+  summary_row(out, "step time",
+              fmt::format("{} median (p05 {}, p95 {})", format_duration(a.step_time.median),
+                          format_duration(a.step_time.p05), format_duration(a.step_time.p95)));
+  summary_row(out, "iterations",
+              fmt::format("{}: {} steady, {} warm-up", format_count(double(a.iterations_total)),
+                          format_count(double(a.iterations_analyzed)),
+                          format_count(double(a.warmup_iterations))));
+  summary_row(out, "wall time",
+              a.clock_source.empty()
+                  ? format_duration(a.wall_time_s)
+                  : fmt::format("{} (from {})", format_duration(a.wall_time_s), a.clock_source));
+  if (known(a.gpus))
+    summary_row(out, "GPU time",
+                fmt::format("{} on {}", format_gpu_time(a.gpu_hours), count_of(a.gpus, "GPU")));
+  if (a.total_energy_kwh)
+    summary_row(out, "energy", format_number(*a.total_energy_kwh, 4) + " kWh at TDP");
+  if (a.total_cost) summary_row(out, "cost", format_money(*a.total_cost));
+  if (a.goodput)
+    summary_row(out, "goodput",
+                fmt::format("{} ({}, {} redone)", format_percent(*a.goodput),
+                            count_of(double(a.restarts), "restart"),
+                            count_of(double(a.steps_lost), "step")));
   out << "</table>\n";
-  out << line_chart(
-      a.series, [](const SeriesPoint& p) { return p.time_s; },
-      "step time (red: stalls, grey: warm-up)", "seconds", 1.0, "steptime");
-  bool any_mfu = false;
-  for (const auto& p : a.series) any_mfu = any_mfu || std::isfinite(p.mfu);
-  if (any_mfu)
-    out << line_chart(
-        a.series, [](const SeriesPoint& p) { return p.mfu; }, "MFU per record", "MFU %", 100.0,
-        "mfu");
-  out << waterfall_chart(a);
-  out << "<h2>Where the time "
-         "went</h2>\n<table><tr><th>bucket</th><th>share</th><th>time</th><th>known "
-         "as</th><th>made of</th></tr>\n";
+}
+
+void bucket_table(const Analysis& a, std::ostream& out) {
+  out << "<div class=\"wide\"><table id=\"buckets\"><tr><th>bucket</th><th class=\"num\">share"
+         "</th><th class=\"num\">time</th><th class=\"num\">GPU time</th><th>known as</th>"
+         "<th>made of</th></tr>\n";
   for (const auto& b : a.buckets) {
     if (b.seconds <= 0) continue;
-    out << fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td></tr>\n",
-        escape_markup(b.label), format_percent(b.fraction), format_duration(b.seconds),
-        to_string(b.source), escape_markup(b.detail));
+    out << "<tr>" << cell(b.label) << cell(format_percent(b.fraction), true)
+        << cell(format_duration(b.seconds), true)
+        << cell(known(a.gpus) ? format_gpu_time(b.gpu_hours) : "-", true)
+        << cell(to_string(b.source)) << "<td class=\"small\">" << escape_markup(b.detail)
+        << "</td></tr>\n";
   }
+  out << "</table></div>\n";
+}
+
+void stall_section(const Analysis& a, std::ostream& out) {
+  if (a.stalls.count == 0) return;
+  out << "<h2>Stalls</h2>\n<p>"
+      << escape_markup(fmt::format(
+             "{} slower than {} (median + 3 sigma, sigma = 1.4826 MAD) cost {}",
+             count_of(double(a.stalls.count), "record"), format_duration(a.stalls.threshold_s),
+             format_duration(a.stalls.excess_s)));
+  if (a.stalls.period_steps)
+    out << escape_markup(fmt::format("; they recur every {} steps{}", *a.stalls.period_steps,
+                                     a.stalls.period_cause.empty()
+                                         ? std::string()
+                                         : fmt::format(" ({})", a.stalls.period_cause)));
+  out << ".</p>\n<table id=\"stalls\"><tr><th class=\"num\">step</th><th class=\"num\">time</th>"
+         "<th class=\"num\">above the steady step</th><th>at</th><th class=\"num\">log line</th>"
+         "</tr>\n";
+  for (const auto& s : a.stalls.worst)
+    out << "<tr>" << cell(std::to_string(s.step), true) << cell(format_duration(s.time_s), true)
+        << cell(fmt::format("+{}", format_duration(s.excess_s)), true)
+        << cell(s.cause.empty() ? "-" : s.cause)
+        << cell(s.line ? std::to_string(s.line) : "-", true) << "</tr>\n";
   out << "</table>\n";
+}
+
+void fix_section(const Analysis& a, std::ostream& out) {
+  if (a.fixes.empty() && a.attribution_hint.empty()) return;
+  out << "<h2>Fix first</h2>\n";
   if (!a.fixes.empty()) {
-    out << "<h2>Fix first</h2>\n<ol>\n";
+    out << "<ol>\n";
     for (const auto& f : a.fixes)
       out << fmt::format(
           "<li><b>{}</b>: {}{}. {}</li>\n", escape_markup(f.label), format_duration(f.seconds),
@@ -180,29 +138,86 @@ void render_analysis_html(const Analysis& a, std::ostream& out) {
           escape_markup(f.advice));
     out << "</ol>\n";
   }
-  if (a.trace) {
-    out << "<h2>Per rank</h2>\n<pre>";
-    for (const auto& l : trace_table(a)) out << escape_markup(l) << '\n';
-    out << "</pre>\n";
+  if (!a.attribution_hint.empty())
+    out << "<p id=\"attribute\">" << escape_markup(a.attribution_hint) << "</p>\n";
+}
+
+void rank_section(const Analysis& a, std::ostream& out) {
+  if (!a.trace) return;
+  const TraceTable t = trace_rows(a);
+  out << "<h2>Per rank</h2>\n";
+  if (!t.header.empty()) {
+    out << "<div class=\"wide\"><table id=\"ranks\"><tr>";
+    for (const auto& h : t.header) out << "<th class=\"num\">" << escape_markup(h) << "</th>";
+    out << "</tr>\n";
+    for (const auto& r : t.rows) {
+      out << "<tr>";
+      for (const auto& c : r) out << cell(c, true);
+      out << "</tr>\n";
+    }
+    out << "</table></div>\n";
   }
+  for (const auto& n : t.notes) out << "<p class=\"small\">" << escape_markup(n) << "</p>\n";
+}
+
+void inputs_and_notes(const Analysis& a, std::ostream& out) {
   const auto fw = framework_lines(a);
   if (!fw.empty()) {
     out << "<h2>Framework's own count</h2>\n<ul>\n";
     for (const auto& l : fw) out << "<li>" << escape_markup(l) << "</li>\n";
     out << "</ul>\n";
   }
-  out << "<h2>Inputs</h2>\n<table>\n";
+  out << "<h2>Inputs</h2>\n<table id=\"inputs\">\n";
   for (const auto& u : a.used)
-    out << "<tr><td>" << escape_markup(u.name) << "</td><td>" << escape_markup(u.value)
-        << "</td><td class=\"small\">" << escape_markup(u.source) << "</td></tr>\n";
+    out << "<tr>" << cell(u.name) << cell(u.value) << "<td class=\"small\">"
+        << escape_markup(u.source) << "</td></tr>\n";
   out << "</table>\n";
-  if (!a.unknowns.empty() || !a.warnings.empty()) {
-    out << "<h2>Notes</h2>\n<ul>\n";
-    for (const auto& u : a.unknowns) out << "<li>not known: " << escape_markup(u) << "</li>\n";
-    for (const auto& w : a.warnings) out << "<li>warning: " << escape_markup(w) << "</li>\n";
-    out << "</ul>\n";
-  }
-  out << "<p class=\"small\">generated by mfu</p>\n</body></html>\n";
+  if (a.unknowns.empty() && a.warnings.empty()) return;
+  out << "<h2>Notes</h2>\n<ul>\n";
+  for (const auto& u : a.unknowns) out << "<li>not known: " << escape_markup(u) << "</li>\n";
+  for (const auto& w : a.warnings) out << "<li>warning: " << escape_markup(w) << "</li>\n";
+  out << "</ul>\n";
+}
+
+}  // namespace
+
+void html_open(const std::string& title, std::ostream& out) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
+      << escape_markup(title) << "</title>\n<style>\n"
+      << kStyle << "</style></head><body>\n";
+}
+
+void analysis_html_body(const Analysis& a, const BaselineOverlay& base, std::ostream& out) {
+  out << "<h1>" << escape_markup(headline(a)) << "</h1>\n";
+  out << "<p class=\"small\">" << escape_markup(a.format) << " log: ";
+  for (std::size_t i = 0; i < a.inputs.size(); ++i)
+    out << (i ? ", " : "") << escape_markup(a.inputs[i]);
+  out << "</p>\n";
+  summary_table(a, out);
+  out << step_time_chart(a, base) << mfu_chart(a) << tokens_chart(a) << phase_chart(a)
+      << step_histogram(a, base);
+  out << "<h2>Where the time went</h2>\n" << waterfall_chart(a);
+  bucket_table(a, out);
+  stall_section(a, out);
+  fix_section(a, out);
+  rank_section(a, out);
+  inputs_and_notes(a, out);
+}
+
+void html_close(const RenderOptions& o, std::ostream& out) {
+  out << "<footer class=\"small\">generated by mfu " << MFU_VERSION << " (commit " << MFU_GIT_COMMIT
+      << ")";
+  if (!o.generated_at.empty()) out << " on " << escape_markup(o.generated_at);
+  if (!o.command_line.empty())
+    out << "<br>command: <code>" << escape_markup(o.command_line) << "</code>";
+  out << "</footer>\n</body></html>\n";
+}
+
+void render_analysis_html(const Analysis& a, const RenderOptions& o, std::ostream& out) {
+  html_open("mfu report", out);
+  analysis_html_body(a, BaselineOverlay{}, out);
+  html_close(o, out);
 }
 
 }  // namespace mfu::detail

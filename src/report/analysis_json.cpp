@@ -7,6 +7,7 @@
 
 #include "analysis/resolve.hpp"
 #include "report/analysis_common.hpp"
+#include "report/json_numbers.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -37,7 +38,7 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
   j["hfu"] = opt(a.hfu);
   j["mfu_steady"] = opt(a.mfu_steady);
   j["gpu"] = a.gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.gpu);
-  j["gpus"] = num(a.gpus);
+  j["gpus"] = json_count(a.gpus);
   j["per_gpu"] = a.per_gpu;
   if (!a.framework_disagreement.empty()) j["framework_disagreement"] = a.framework_disagreement;
   j["dtype"] = a.dtype;
@@ -72,7 +73,7 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
                      {"seconds", b.seconds},     {"fraction", b.fraction},
                      {"gpu_hours", b.gpu_hours}, {"source", to_string(b.source)},
                      {"detail", b.detail},       {"mfu_gain", b.mfu_gain}};
-    if (b.cost) e["cost"] = *b.cost;
+    if (b.cost) e["cost_usd"] = *b.cost;
     if (b.energy_kwh) e["energy_kwh"] = *b.energy_kwh;
     j["buckets"].push_back(e);
   }
@@ -100,13 +101,14 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
                           {"seconds", f.seconds},
                           {"mfu_gain", f.mfu_gain},
                           {"advice", f.advice}});
+  j["attribution_hint"] = a.attribution_hint;
   j["framework"] = {{"flops_per_s_per_gpu", opt(a.framework_flops_per_s_per_gpu)},
                     {"mfu_steady", opt(a.framework_mfu_steady)},
                     {"printed_mfu", opt(a.framework_printed_mfu)},
                     {"convention", a.framework_convention},
                     {"recomputed_flops_per_s_per_gpu", opt(a.recomputed_flops_per_s_per_gpu)},
                     {"agreement", opt(a.framework_agreement)}};
-  j["cost"] = opt(a.total_cost);
+  j["cost_usd"] = opt(a.total_cost);
   j["energy_kwh"] = opt(a.total_energy_kwh);
   j["inputs_used"] = nlohmann::json::array();
   for (const auto& u : a.used)
@@ -184,7 +186,7 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
       r["mfu"] = num(iteration_mfu(a, it));
       r["tokens"] = num(iteration_tokens(a, it));
       r["model_flops"] = num(iteration_model_flops(a, it));
-      if (known(it.loss)) r["loss"] = it.loss;
+      if (known(it.loss)) r["loss"] = float_digits(it.loss);
       for (std::size_t p = 0; p < kPhaseCount; ++p)
         if (known(it.phase[p])) r[phase_key(static_cast<Phase>(p))] = it.phase[p];
       rows.push_back(std::move(r));

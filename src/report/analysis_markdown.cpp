@@ -45,6 +45,7 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
           f.mfu_gain > 0 ? fmt::format(", +{:.1f} MFU points", f.mfu_gain * 100) : "",
           md(f.advice));
   }
+  if (!a.attribution_hint.empty()) out << "\n" << md(a.attribution_hint) << "\n";
   if (a.stalls.count > 0)
     out << fmt::format(
         "\n{} stalled records cost {}{}.\n", a.stalls.count, format_duration(a.stalls.excess_s),

@@ -5,6 +5,7 @@
 
 #include "mfu/units.hpp"
 #include "report/analysis_common.hpp"
+#include "report/wrap.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -16,6 +17,45 @@ const char* colour_of(const std::string& bucket) {
   if (bucket == "io") return "\x1b[36m";
   if (bucket == "idle") return "\x1b[31m";
   return "\x1b[34m";
+}
+
+/// The stalls (the worst three) and the fixes worth most, with what would attribute the
+/// unattributed time.
+void stalls_and_fixes(const Analysis& a, const char* bold, const char* reset, std::size_t width,
+                      std::ostream& out) {
+  if (a.stalls.count > 0) {
+    out << fmt::format(
+        "\n{}stalls{}: {} slower than {} (median + 3 sigma, sigma = 1.4826 MAD) cost {}", bold,
+        reset, count_of(static_cast<double>(a.stalls.count), "record"),
+        format_duration(a.stalls.threshold_s), format_duration(a.stalls.excess_s));
+    if (a.stalls.period_steps)
+      out << fmt::format(
+          "; they recur every {} steps{}", *a.stalls.period_steps,
+          a.stalls.period_cause.empty() ? std::string() : " (" + a.stalls.period_cause + ")");
+    out << '\n';
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, a.stalls.worst.size()); ++i) {
+      const auto& s = a.stalls.worst[i];
+      const char* at = s.cause == "checkpoint" ? " at a checkpoint"
+                       : s.cause == "eval"     ? " at an evaluation"
+                                               : "";
+      out << fmt::format("  step {}: {} (+{}){}\n", s.step, format_duration(s.time_s),
+                         format_duration(s.excess_s), at);
+    }
+  }
+  if (!a.fixes.empty()) {
+    out << fmt::format("\n{}fix first{}\n", bold, reset);
+    int k = 1;
+    for (const auto& f : a.fixes) {
+      out << fmt::format(
+          "  {}. {}: {}{}\n", k++, f.label, format_duration(f.seconds),
+          f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points if removed)", f.mfu_gain * 100) : "");
+      out << wrap(f.advice, width, "     ", "     ");
+    }
+  }
+  if (!a.attribution_hint.empty()) {
+    if (a.fixes.empty()) out << fmt::format("\n{}fix first{}\n", bold, reset);
+    out << wrap(a.attribution_hint, width, "  ", "  ");
+  }
 }
 
 }  // namespace
@@ -44,7 +84,8 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
         "per GPU: the log prints a per-GPU rate and the GPU count is unknown, so the "
         "job's totals and GPU-hours are too (MFU does not depend on the count)");
   if (!a.framework_disagreement.empty()) facts.push_back("note: " + a.framework_disagreement);
-  for (const auto& f : facts) out << "  " << f << '\n';
+  const auto width = static_cast<std::size_t>(std::max(40, o.width));
+  for (const auto& f : facts) out << wrap(f, width, "  ", "    ");
   out << fmt::format("  step {} median (p05 {}, p95 {}) over {}\n",
                      format_duration(a.step_time.median), format_duration(a.step_time.p05),
                      format_duration(a.step_time.p95),
@@ -71,7 +112,8 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
             : std::string());
 
   out << fmt::format("\n{}where the time went{}\n", bold, reset);
-  const int bar_width = std::max(10, std::min(40, o.width - 60));
+  // A row is 68 columns besides its bar: the bar takes what the width leaves, 10 to 40.
+  const int bar_width = std::max(10, std::min(40, o.width - 68));
   for (const auto& b : a.buckets) {
     if (b.seconds <= 1e-6 * a.wall_time_s) continue;
     const int filled = static_cast<int>(b.fraction * bar_width + 0.5);
@@ -81,62 +123,37 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
                        o.color ? colour_of(b.name) : "", bar, reset, format_percent(b.fraction),
                        format_duration(b.seconds), dim, to_string(b.source), reset);
   }
-  if (a.stalls.count > 0) {
-    out << fmt::format(
-        "\n{}stalls{}: {} slower than {} (median + 3 sigma, sigma = 1.4826 MAD) cost {}", bold,
-        reset, count_of(static_cast<double>(a.stalls.count), "record"),
-        format_duration(a.stalls.threshold_s), format_duration(a.stalls.excess_s));
-    if (a.stalls.period_steps)
-      out << fmt::format(
-          "; they recur every {} steps{}", *a.stalls.period_steps,
-          a.stalls.period_cause.empty() ? std::string() : " (" + a.stalls.period_cause + ")");
-    out << '\n';
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, a.stalls.worst.size()); ++i) {
-      const auto& s = a.stalls.worst[i];
-      const char* at = s.cause == "checkpoint" ? " at a checkpoint"
-                       : s.cause == "eval"     ? " at an evaluation"
-                                               : "";
-      out << fmt::format("  step {}: {} (+{}){}\n", s.step, format_duration(s.time_s),
-                         format_duration(s.excess_s), at);
-    }
-  }
-  if (!a.fixes.empty()) {
-    out << fmt::format("\n{}fix first{}\n", bold, reset);
-    int k = 1;
-    for (const auto& f : a.fixes) {
-      out << fmt::format(
-          "  {}. {}: {}{}\n     {}\n", k++, f.label, format_duration(f.seconds),
-          f.mfu_gain > 0 ? fmt::format(" (+{:.1f} MFU points if removed)", f.mfu_gain * 100) : "",
-          f.advice);
-    }
-  }
+  stalls_and_fixes(a, bold, reset, width, out);
   if (a.trace) {
     out << fmt::format("\n{}per rank{} (device time per rank, from the profiler traces)\n", bold,
                        reset);
-    for (const auto& l : trace_table(a)) out << "  " << l << '\n';
+    for (const auto& l : trace_table(a))
+      out << (display_width(l) + 2 <= width ? "  " + l + '\n' : wrap(l, width, "  ", "    "));
   }
   const auto fw = framework_lines(a);
   if (!fw.empty()) {
     out << fmt::format("\n{}framework's own count{}\n", bold, reset);
-    for (const auto& l : fw) out << "  " << l << '\n';
+    for (const auto& l : fw) out << wrap(l, width, "  ", "    ");
   }
   out << fmt::format("\n{}inputs{}\n", bold, reset);
   // The value column is as wide as its longest value, so a long one ("12 layers, hidden 768,
   // 12 heads") never runs into its source.
-  std::size_t width = 22;
-  for (const auto& u : a.used) width = std::max(width, u.value.size());
+  std::size_t value_width = 22;
+  for (const auto& u : a.used) value_width = std::max(value_width, u.value.size());
   for (const auto& u : a.used)
-    out << fmt::format("  {:<16} {:<{}} {}{}{}\n", u.name, u.value, width, dim, u.source, reset);
+    out << fmt::format("  {:<16} {:<{}} {}{}{}\n", u.name, u.value, value_width, dim, u.source,
+                       reset);
   if (known(a.model_flops_per_token))
     out << fmt::format("  {:<16} {:<{}} {}{} convention{}\n", "FLOPs/token",
-                       format_flops(a.model_flops_per_token), width, dim, a.convention, reset);
+                       format_flops(a.model_flops_per_token), value_width, dim, a.convention,
+                       reset);
   if (!a.unknowns.empty()) {
     out << fmt::format("\n{}not known{} (the report gives what it can)\n", bold, reset);
-    for (const auto& u : a.unknowns) out << "  - " << u << '\n';
+    for (const auto& u : a.unknowns) out << wrap(u, width, "  - ", "    ");
   }
   if (!a.warnings.empty()) {
     out << fmt::format("\n{}warnings{}\n", bold, reset);
-    for (const auto& w : a.warnings) out << "  - " << w << '\n';
+    for (const auto& w : a.warnings) out << wrap(w, width, "  - ", "    ");
   }
 }
 

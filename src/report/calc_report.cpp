@@ -6,6 +6,7 @@
 #include "mfu/error.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
+#include "report/json_numbers.hpp"
 
 namespace mfu {
 namespace {
@@ -65,7 +66,7 @@ void render_calc(const CalcResult& r, OutputFormat format, const RenderOptions& 
       put(j, "tokens_per_step", r.tokens_per_step);
       put(j, "achieved_flops_per_s_per_gpu", r.achieved_flops_per_s_per_gpu);
       put(j, "peak_flops_per_s_per_gpu", r.peak_flops_per_s_per_gpu);
-      put(j, "gpus", r.gpus);
+      if (r.gpus) j["gpus"] = detail::json_count(*r.gpus);
       j["gpu"] = r.gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.gpu);
       j["dtype"] = r.dtype;
       j["convention"] = r.convention;
@@ -74,7 +75,7 @@ void render_calc(const CalcResult& r, OutputFormat format, const RenderOptions& 
       put(j, "tokens_per_s", r.tokens_per_s);
       put(j, "train_time_s", r.train_time_s);
       put(j, "gpu_hours", r.gpu_hours);
-      put(j, "cost", r.cost);
+      put(j, "cost_usd", r.cost);
       put(j, "energy_kwh", r.energy_kwh);
       j["notes"] = r.notes;
       out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';

@@ -7,6 +7,7 @@
 #include "mfu/gate.hpp"
 #include "mfu/units.hpp"
 #include "report/analysis_common.hpp"
+#include "report/html_parts.hpp"
 #include "report/markup.hpp"
 
 namespace mfu {
@@ -42,6 +43,14 @@ const char* verdict(const GateResult& r) {
 const char* status(const CheckResult& c) {
   if (c.passed) return "pass";
   return std::isfinite(c.measured) ? "FAIL" : "n/a";
+}
+
+/// A check's measured value or limit in its unit ("-" when unknown).
+std::string check_value(const CheckResult& c, double x) {
+  if (!std::isfinite(x)) return "-";
+  if (c.unit == "ratio") return format_percent(x, 2);
+  if (c.unit == "s") return format_duration(x);
+  return format_number(x, 5);
 }
 
 }  // namespace
@@ -84,22 +93,20 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
     for (const auto& w : r.cannot_judge) out << "- cannot judge: " << md(w) << '\n';
     if (!r.cannot_judge.empty()) out << '\n';
     out << "| check | result | measured | limit | details |\n|---|---|---|---|---|\n";
-    for (const auto& c : r.checks) {
-      auto v = [&](double x) {
-        if (!std::isfinite(x)) return std::string("-");
-        if (c.unit == "ratio") return format_percent(x, 2);
-        if (c.unit == "s") return format_duration(x);
-        return format_number(x, 5);
-      };
+    for (const auto& c : r.checks)
       out << fmt::format("| {} | {} | {} | {} {} | {} |\n", c.name,
-                         c.passed ? "pass" : fmt::format("**{}**", status(c)), v(c.measured),
-                         c.comparison, v(c.limit), md(c.message));
-    }
+                         c.passed ? "pass" : fmt::format("**{}**", status(c)),
+                         check_value(c, c.measured), c.comparison, check_value(c, c.limit),
+                         md(c.message));
     for (const auto& n : r.notes) out << "\n> " << md(n) << '\n';
     out << "\n" << md(detail::headline(a)) << "\n";
     return;
   }
-  if (format != OutputFormat::kText) throw Error("mfu check writes text, json or markdown");
+  if (format == OutputFormat::kHtml) {
+    render_gate_html(r, a, nullptr, RenderOptions{}, out);
+    return;
+  }
+  if (format != OutputFormat::kText) throw Error("mfu check writes text, json, markdown or html");
   const char* green = color ? "\x1b[32m" : "";
   const char* red = color ? "\x1b[31m" : "";
   const char* reset = color ? "\x1b[0m" : "";
@@ -112,6 +119,39 @@ void render_gate(const GateResult& r, const Analysis& a, OutputFormat format, bo
                        c.message);
   for (const auto& n : r.notes) out << "  note: " << n << '\n';
   out << "  " << detail::headline(a) << '\n';
+}
+
+void render_gate_html(const GateResult& r, const Analysis& a, const Baseline* baseline,
+                      const RenderOptions& o, std::ostream& out) {
+  using detail::escape_markup;
+  detail::html_open(fmt::format("mfu check: {}", verdict(r)), out);
+  out << fmt::format("<h1 id=\"verdict\" class=\"{}\">mfu check: {}</h1>\n",
+                     r.passed ? "passed" : "failed", verdict(r));
+  if (!r.cannot_judge.empty()) {
+    out << "<ul>\n";
+    for (const auto& w : r.cannot_judge)
+      out << "<li>cannot judge: " << escape_markup(w) << "</li>\n";
+    out << "</ul>\n";
+  }
+  out << "<div class=\"wide\"><table id=\"checks\"><tr><th>check</th><th>result</th>"
+         "<th class=\"num\">measured</th><th class=\"num\">limit</th><th>details</th></tr>\n";
+  for (const auto& c : r.checks)
+    out << fmt::format(
+        "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} {}</td>"
+        "<td>{}</td></tr>\n",
+        escape_markup(c.name), c.passed ? "pass" : fmt::format("<b>{}</b>", status(c)),
+        check_value(c, c.measured), escape_markup(c.comparison), check_value(c, c.limit),
+        escape_markup(c.message));
+  out << "</table></div>\n";
+  for (const auto& n : r.notes) out << "<p class=\"small\">" << escape_markup(n) << "</p>\n";
+  detail::BaselineOverlay overlay;
+  if (baseline) {
+    overlay.step_times_s = baseline->step_times_s;
+    overlay.median_s = baseline->step_time_median_s.value_or(kUnknown);
+    overlay.label = "baseline";
+  }
+  detail::analysis_html_body(a, overlay, out);
+  detail::html_close(o, out);
 }
 
 void render_junit(const GateResult& r, const Analysis& a, std::ostream& out) {

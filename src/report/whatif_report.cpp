@@ -11,6 +11,7 @@
 #include "mfu/inputs.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
+#include "report/json_numbers.hpp"
 
 namespace mfu {
 namespace {
@@ -81,13 +82,13 @@ nlohmann::json numbers_json(const ProjectedNumbers& n) {
   j["mfu_run"] = n.mfu_run ? nlohmann::json(*n.mfu_run) : nlohmann::json();
   j["tokens_per_s"] = n.tokens_per_s ? nlohmann::json(*n.tokens_per_s) : nlohmann::json();
   j["wall_time_s"] = n.wall_time_s;
-  j["gpus"] = std::isfinite(n.gpus) ? nlohmann::json(n.gpus) : nlohmann::json();
+  j["gpus"] = detail::json_count(n.gpus);
   j["peak_flops_per_s_per_gpu"] =
       std::isfinite(n.peak_flops_per_gpu) ? nlohmann::json(n.peak_flops_per_gpu) : nlohmann::json();
   j["gpu"] = n.gpu;
   if (n.train_time_s) j["train_time_s"] = *n.train_time_s;
   if (n.gpu_hours) j["gpu_hours"] = *n.gpu_hours;
-  if (n.cost) j["cost"] = *n.cost;
+  if (n.cost) j["cost_usd"] = *n.cost;
   j["step_split_s"] = n.step;
   j["run_buckets_s"] = n.run;
   return j;
@@ -208,7 +209,7 @@ void render_estimate(const StepEstimate& e, const std::vector<ScalingPoint>& sca
     j["scaling_at_fixed_global_batch"] = nlohmann::json::array();
     for (const auto& pt : scaling) {
       auto x = one(pt.estimate);
-      x["gpus"] = pt.gpus;
+      x["gpus"] = detail::json_count(pt.gpus);
       j["scaling_at_fixed_global_batch"].push_back(x);
     }
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

@@ -67,8 +67,8 @@ TEST(Cli, CalcTrainingBudgetAndCost) {
       "--price-per-gpu-hour 2.5 "
       "--output json");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* key :
-       {"\"train_time_s\"", "\"gpu_hours\"", "\"cost\"", "\"energy_kwh\"", "\"schema_version\""})
+  for (const char* key : {"\"train_time_s\"", "\"gpu_hours\"", "\"cost_usd\"", "\"energy_kwh\"",
+                          "\"schema_version\""})
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
 }
 
@@ -315,8 +315,9 @@ namespace mfu {
 namespace {
 
 /// The HTML report rendered by a real browser (headless Chromium, when installed: the CI
-/// set-up installs it): the page loads, its charts are in the rendered document, and a
-/// screenshot is produced.
+/// set-up installs it) at a narrow and a wide window: the page loads, its charts are in the
+/// rendered document, a screenshot is produced, and nothing overflows sideways. The page has
+/// no scripts; a copy with one that records the document's scrollWidth is what is measured.
 TEST(Cli, HtmlReportRendersInAHeadlessBrowser) {
   namespace fs = std::filesystem;
   std::string browser;
@@ -327,32 +328,53 @@ TEST(Cli, HtmlReportRendersInAHeadlessBrowser) {
     }
   }
   if (browser.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_BROWSER",
-                     "no headless browser installed (tools/setup.sh --with-tests installs chromium)");
+    MFU_SKIP_OR_FAIL(
+        "MFU_REQUIRE_BROWSER",
+        "no headless browser installed (tools/setup.sh --with-tests installs chromium)");
   const fs::path dir = fs::temp_directory_path() / ("mfu-html-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const fs::path html = dir / "report.html", png = dir / "report.png", dom = dir / "dom.html";
+  const fs::path html = dir / "report.html", measured = dir / "measured.html";
   const auto r = test::run_mfu(
       "analyze examples/megatron-deepspeed_gpt3-125m_8gpu.log --gpu a100 --output html -o " +
       test::shell_quote(html.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string flags =
-      " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,2200 ";
-  const std::string url = "file://" + html.string();
-  ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--screenshot=" + png.string() + " " +
-                         url + " >/dev/null 2>&1")
-                            .c_str()),
-            0);
-  ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--dump-dom " + url + " >" +
-                         dom.string() + " 2>/dev/null")
-                            .c_str()),
-            0);
-  ASSERT_TRUE(fs::exists(png));
-  EXPECT_GT(fs::file_size(png), 20000u);  // a page with charts, not a blank one
-  const std::string rendered = test::read_file(dom);
-  EXPECT_NE(rendered.find("id=\"steptime\""), std::string::npos);
-  EXPECT_NE(rendered.find("id=\"waterfall\""), std::string::npos);
-  EXPECT_NE(rendered.find("MFU 2.3%"), std::string::npos);
+  std::string page = test::read_file(html);
+  const std::string probe =
+      "<script>document.body.setAttribute('data-overflow', String("
+      "document.documentElement.scrollWidth - window.innerWidth));</script>";
+  page.insert(page.rfind("</body>"), probe);
+  test::write_file(measured, page);
+  for (int width : {800, 1400}) {
+    const fs::path png = dir / ("report-" + std::to_string(width) + ".png");
+    const fs::path dom = dir / ("dom-" + std::to_string(width) + ".html");
+    const std::string flags =
+        " --headless --no-sandbox --disable-gpu --hide-scrollbars "
+        "--window-size=" +
+        std::to_string(width) + ",3000 ";
+    ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--screenshot=" + png.string() +
+                           " file://" + html.string() + " >/dev/null 2>&1")
+                              .c_str()),
+              0);
+    ASSERT_EQ(std::system(("timeout 120 " + browser + flags + "--dump-dom file://" +
+                           measured.string() + " >" + dom.string() + " 2>/dev/null")
+                              .c_str()),
+              0);
+    ASSERT_TRUE(fs::exists(png));
+    EXPECT_GT(fs::file_size(png), 20000u) << width;  // a page with charts, not a blank one
+    const std::string rendered = test::read_file(dom);
+    for (const char* id : {"id=\"steptime\"", "id=\"waterfall\"", "id=\"histogram\""})
+      EXPECT_NE(rendered.find(id), std::string::npos) << width << " " << id;
+    EXPECT_NE(rendered.find("MFU 2.3%"), std::string::npos);
+    EXPECT_NE(rendered.find("data-overflow=\"0\""), std::string::npos)
+        << width << " px: the page is wider than the window ("
+        << rendered.substr(rendered.find("data-overflow"), 24) << ")";
+  }
+  // MFU_KEEP_SCREENSHOTS=DIR keeps them for a look.
+  if (const char* keep = std::getenv("MFU_KEEP_SCREENSHOTS"); keep && *keep)
+    for (int width : {800, 1400})
+      fs::copy_file(dir / ("report-" + std::to_string(width) + ".png"),
+                    fs::path(keep) / ("report-" + std::to_string(width) + ".png"),
+                    fs::copy_options::overwrite_existing);
   fs::remove_all(dir);
 }
 

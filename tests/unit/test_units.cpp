@@ -26,7 +26,13 @@ TEST(Units, ParsesDurations) {
   EXPECT_DOUBLE_EQ(parse_duration("2d"), 172800.0);
   EXPECT_DOUBLE_EQ(parse_duration("90m"), 5400.0);
   EXPECT_DOUBLE_EQ(parse_duration("250us"), 250e-6);
-  EXPECT_DOUBLE_EQ(parse_duration("12"), 12.0);  // a bare number is seconds
+  // A bare number is a guess (12 s? 12 ms?): refused, but 0 is 0 in any unit.
+  EXPECT_THROW((void)parse_duration("12"), Error);
+  EXPECT_DOUBLE_EQ(parse_duration("0"), 0.0);
+  EXPECT_THROW((void)parse_flop_rate("19.5"), Error);
+  EXPECT_THROW((void)parse_quantity("900", Quantity::kBandwidth), Error);
+  // A count stays unit-free.
+  EXPECT_DOUBLE_EQ(parse_flops("3.5e13"), 3.5e13);
 }
 
 TEST(Units, ParsesRatesAndCounts) {
