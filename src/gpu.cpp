@@ -298,11 +298,12 @@ GpuMatch GpuDatabase::try_resolve_name(std::string_view query) const {
       auto it = std::find_if(specs_.begin(), specs_.end(),
                              [&](const GpuSpec& s) { return s.id == def->second; });
       if (it != specs_.end()) {
-        // Name the other parts of the family (same leading token) so the user can choose.
+        // Name the other parts of the family (ids holding the leading token: b200 also
+        // names gb200) so the user can choose.
         std::vector<std::string> others;
         const std::string family = tokens.front();
         for (const auto& s : specs_) {
-          if (&s != &*it && detail::starts_with(normalize_gpu_name(s.id), family))
+          if (&s != &*it && normalize_gpu_name(s.id).find(family) != std::string::npos)
             others.push_back(s.id);
         }
         std::string note =

@@ -1,4 +1,7 @@
-// One CSV row per record: step, iterations, time, MFU, tokens, FLOPs, loss, phase timers.
+// One CSV row per log record. A record is one iteration or, where the log prints one line per
+// logging interval (Megatron, Hugging Face's logging_steps), the `iterations` it covers: the
+// row's time, tokens, model FLOPs and phase times are the whole record's (per iteration times
+// `iterations`), its MFU and loss are the record's own. `step` is the last step it covers.
 #include <fmt/format.h>
 
 #include "report/analysis_common.hpp"
@@ -28,12 +31,13 @@ void render_analysis_csv(const Analysis& a, const Run& run, std::ostream& out) {
   out << '\n';
   for (std::size_t i = 0; i < run.iterations.size(); ++i) {
     const Iteration it = run.iterations[i];
+    const double n = static_cast<double>(it.count);
     const bool stall = i < a.record_flags.size() && (a.record_flags[i] & kRecordStall);
-    out << fmt::format("{},{},{},{},{},{},{},{}", it.step, it.count, cell(it.time_s),
-                       cell(iteration_mfu(a, it)), cell(iteration_tokens(a, it)),
-                       cell(iteration_model_flops(a, it)), cell(float_digits(it.loss)),
+    out << fmt::format("{},{},{},{},{},{},{},{}", it.step, it.count, cell(it.time_s * n),
+                       cell(iteration_mfu(a, it)), cell(iteration_tokens(a, it) * n),
+                       cell(iteration_model_flops(a, it) * n), cell(float_digits(it.loss)),
                        stall ? 1 : 0);
-    for (Phase p : phases) out << ',' << cell(it.at(p));
+    for (Phase p : phases) out << ',' << cell(it.at(p) * n);
     out << '\n';
   }
 }

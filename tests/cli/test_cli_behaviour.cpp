@@ -2,6 +2,7 @@
 // an unknown command named as such with every near guess, a progress line on terminals only,
 // -v for the info messages, units required where a bare number is a guess, and JSON numbers
 // as they are meant.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -180,6 +181,51 @@ TEST(CheckHtml, DrawsTheBaselineOverTheRun) {
   EXPECT_GE(std::count(r.out.begin(), r.out.end(), '\n'), 50);
   EXPECT_NE(r.out.find("class=\"baseline\""), std::string::npos);
   fs::remove(base);
+}
+
+}  // namespace
+}  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// A Megatron-style log prints one line per 10 iterations: each CSV row is that record, its
+// time, tokens and FLOPs the whole record's. By hand: 10 iterations of 0.5 s are 5 s; 65,536
+// tokens and 2e15 FLOPs an iteration are 655,360 and 2e16; MFU 2e15 / (0.5 x 8 x 989.5e12) =
+// 0.50531.
+TEST(Csv, EachRowIsOneRecordAndItsValuesAreTheRecords) {
+  const auto log =
+      std::filesystem::temp_directory_path() / ("mfu-csv-" + std::to_string(::getpid()) + ".jsonl");
+  std::string text = "{\"type\":\"meta\",\"gpus\":8,\"gpu\":\"h100-sxm\"}\n";
+  for (int s = 10; s <= 60; s += 10)
+    text += fmt::format(
+        "{{\"step\":{},\"count\":10,\"time_s\":0.5,\"tokens\":65536,\"model_flops\":2e15,"
+        "\"comm_s\":0.05}}\n",
+        s);
+  test::write_file(log, text);
+  const auto r = test::run_mfu("analyze " + log.string() + " --output csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "step,iterations,time_s,mfu,tokens,model_flops,loss,stall,comm_s");
+  EXPECT_NE(r.out.find("\n20,10,5,0.505"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",655360,2e+16,,0,0.5\n"), std::string::npos) << r.out;
+  std::filesystem::remove(log);
+}
+
+}  // namespace
+}  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// "b200" is a family: the note names the other part it could mean (the GB200 superchip's
+// Blackwell), as "h100" names the PCIe and NVL cards.
+TEST(GpuLookup, AFamilyNameListsThePartsItCouldMean) {
+  const auto b = test::run_mfu("gpus b200");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find("--gpu gb200"), std::string::npos) << b.out;
+  const auto h = test::run_mfu("gpus h100");
+  EXPECT_NE(h.out.find("--gpu h100-pcie or --gpu h100-nvl"), std::string::npos) << h.out;
 }
 
 }  // namespace
