@@ -212,6 +212,11 @@ struct Run {
   bool truncated = false;  ///< the input ended early (killed job, cut stream)
   /// Per-rank device-level detail when the run comes from profiler traces.
   std::shared_ptr<const TraceSummary> trace;
+  /// Profiler traces of a few steps of the same job, given with its log: the analysis checks
+  /// that they belong to it and splits the time the log leaves unattributed in their
+  /// proportions. Null when none was given.
+  std::shared_ptr<const TraceSummary> calibration;
+  std::vector<std::string> calibration_inputs;  ///< the trace files
 };
 
 }  // namespace mfu

@@ -180,6 +180,7 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   const detail::EventPlan ev = detail::plan_events(run, rec, st, clock);
   append(a.warnings, ev.warnings);
   detail::Totals totals = detail::attribute(run, r, work, rec, st, clock, ev);
+  detail::calibrate_from_trace(run, rec, st, db, totals, a);
 
   a.wall_time_s = detail::independent_wall_time(rec, clock, ev);
   a.clock_source = clock.source;

@@ -245,6 +245,14 @@ struct Totals {
 [[nodiscard]] double independent_wall_time(const Records& rec, const Clock& clock,
                                            const EventPlan& ev);
 
+// ---- calibrate.cpp: a log with a profiler trace of a few of its steps --------------------
+
+/// With Run::calibration: refuses a trace of another run (mfu::Error naming the difference:
+/// device, world size, step numbers, step times), else splits the unattributed time (and the
+/// steady split's) in the proportions the traced steps measured, marked inferred.
+void calibrate_from_trace(const Run& run, const Records& rec, const Steady& st,
+                          const GpuDatabase& db, Totals& t, Analysis& a);
+
 // ---- headline.cpp and advice.cpp --------------------------------------------------------
 
 /// Totals and headline numbers (MFU, HFU, throughput, goodput, the framework's count) into

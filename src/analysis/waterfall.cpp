@@ -28,6 +28,19 @@ void Waterfall::add(B b, double seconds, BucketSource src, std::string_view what
   if (static_cast<int>(src) < static_cast<int>(it->source)) it->source = src;
 }
 
+void Waterfall::reassign(B from, B to, double seconds, BucketSource src, std::string_view what) {
+  const auto f = static_cast<std::size_t>(from);
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > seconds_[f] * (1 + 1e-12) + 1e-9)
+    throw InternalError(fmt::format("moving {} s out of bucket {}, which holds {} s", seconds,
+                                    bucket_key(from), seconds_[f]));
+  seconds = std::min(seconds, seconds_[f]);
+  const double keep = seconds_[f] > 0 ? 1 - seconds / seconds_[f] : 0;
+  for (auto& p : parts_[f]) p.seconds *= keep;
+  std::erase_if(parts_[f], [](const Part& p) { return !(p.seconds > 1e-9); });
+  seconds_[f] -= seconds;
+  add(to, seconds, src, what);
+}
+
 double Waterfall::total() const {
   double t = 0;
   for (double s : seconds_) t += s;

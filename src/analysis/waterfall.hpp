@@ -18,6 +18,9 @@ class Waterfall {
   /// A negative or non-finite part is a bug in mfu (InternalError); rounding noise below a
   /// microsecond is added to the total without a part, so the sum stays exact.
   void add(B b, double seconds, BucketSource src, std::string_view what);
+  /// Moves `seconds` of bucket `from` (its parts shrink in proportion) to `to`, known as `src`.
+  /// More than `from` holds is a bug in mfu (InternalError).
+  void reassign(B from, B to, double seconds, BucketSource src, std::string_view what);
   [[nodiscard]] double seconds(B b) const { return seconds_[static_cast<std::size_t>(b)]; }
   [[nodiscard]] double total() const;
   /// Finished buckets with labels, fractions of `wall`, and details.

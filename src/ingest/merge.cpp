@@ -303,11 +303,19 @@ Run merge_inputs(std::vector<Run> runs, const IngestOptions& opt) {
     out = traces.size() == 1 ? std::move(traces.front()) : merge_traces(std::move(traces), opt);
   } else {
     out = logs.size() == 1 ? std::move(logs.front()) : merge_logs(std::move(logs), opt);
+    // A trace given with a log is not a rank of it: it calibrates the log's unattributed time
+    // (the analysis first checks that it is of the same job).
+    std::vector<std::string> trace_inputs;
     for (const auto& t : traces)
-      warn(out, t.inputs.front(),
-           "a profiler trace given with a log is not merged into it (a trace is not a rank of "
-           "the log): analyze the trace on its own for its device-level split",
-           opt.max_diagnostics);
+      trace_inputs.insert(trace_inputs.end(), t.inputs.begin(), t.inputs.end());
+    if (!traces.empty()) {
+      Run merged =
+          traces.size() == 1 ? std::move(traces.front()) : merge_traces(std::move(traces), opt);
+      out.calibration = merged.trace;
+      for (auto& d : merged.diagnostics) out.diagnostics.push_back(std::move(d));
+      out.calibration_inputs = trace_inputs;
+      out.inputs.insert(out.inputs.end(), trace_inputs.begin(), trace_inputs.end());
+    }
   }
   for (auto& m : metas) {
     // Metadata files describe the hardware and model; they never override the log itself.

@@ -89,6 +89,36 @@ TEST(TrainTiny, ARealPyTorchRunIsAnalysedFromItsLogAndItsTrace) {
   const auto r =
       test::run_mfu("analyze " + test::shell_quote((dir / "trace.json").string()) + " --peak 100G");
   EXPECT_NE(r.err.find("CPU-only trace"), std::string::npos) << r.err;
+
+  // The pair (issue 19): the log has no timers but the data loader's, so nearly all of its
+  // time is unattributed alone; with its own trace the unattributed time is split in the
+  // trace's proportions. On a CPU-only trace that is the CPU computing (compute below peak)
+  // and the data loader, and the report says what the trace cannot tell.
+  const auto both = test::run_mfu("analyze " + test::shell_quote((dir / "run.jsonl").string()) +
+                                  " " + test::shell_quote((dir / "trace.json").string()) +
+                                  " --peak 100G --output json");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  const auto p = nlohmann::json::parse(both.out);
+  double bucket_sum = 0, other = 0;
+  std::string below_peak_detail;
+  for (const auto& b : p["buckets"]) {
+    bucket_sum += b["seconds"].get<double>();
+    if (b["name"] == "other") other = b["seconds"].get<double>();
+    if (b["name"] == "compute_inefficiency") below_peak_detail = b["detail"].get<std::string>();
+  }
+  EXPECT_NEAR(bucket_sum, sum_time, 1e-9 * sum_time);  // the parts add up to the log's time
+  EXPECT_LT(other, 1e-6 * sum_time);
+  EXPECT_NE(below_peak_detail.find("inferred from trace steps"), std::string::npos)
+      << below_peak_detail;
+  // Per steady step too: the split whatif scales adds up to the mean steady step.
+  double split = 0;
+  for (const auto& [k, v] : p["steady_step_split_s"].items()) split += v.get<double>();
+  EXPECT_NEAR(split, p["step_time_s"]["mean"].get<double>(),
+              1e-6 * p["step_time_s"]["mean"].get<double>());
+  bool says_cpu_only = false;
+  for (const auto& w : p["warnings"])
+    says_cpu_only = says_cpu_only || w.get<std::string>().find("CPU-only") != std::string::npos;
+  EXPECT_TRUE(says_cpu_only) << p["warnings"];
   fs::remove_all(dir);
   fs::remove(dir.string() + ".out");
 }
