@@ -33,6 +33,7 @@ struct WhatifFlags {
   std::string tp, pp, cp, vpp, micro_batch, old_global_batch,
       kernel_efficiency = "70%", grad_bytes = "2", grad_compression, intra_bw, inter_bw = "50GB/s",
       gpus_per_node = "8", checkpoint_time, mtbf, restart_time = "10min";
+  bool no_stragglers = false;
   std::string output = "text", out_file;
 };
 
@@ -160,7 +161,40 @@ void reject_old_spellings(const WhatifFlags& f) {
                   "global batch is --batch as in calc");
 }
 
+/// `--no-stragglers` on the traces of every rank: what the late arrivals at collectives cost.
+int run_no_stragglers(const WhatifFlags& f, const GlobalOptions& g) {
+  for (const std::string* s :
+       {&f.comm, &f.io, &f.idle, &f.checkpoint, &f.eval, &f.generation, &f.startup, &f.restart,
+        &f.inefficiency, &f.overlap, &f.stalls, &f.to_gpu, &f.to_gpus, &f.to_peak, &f.train_tokens})
+    if (!s->empty())
+      throw Error("--no-stragglers is its own what-if",
+                  "run the other changes in a separate 'mfu whatif' on the same inputs");
+  const OutputFormat format = parse_output_format(f.output);
+  const GpuDatabase db = load_gpu_db(g);
+  HardwareFlags hw{f.gpu, f.gpus, f.dtype, f.peak};
+  Output out(f.out_file, f.inputs);
+  const Run run = ingest_with_progress(f.inputs, ingest_options(f.ingest, g), g);
+  print_diagnostics(run, g);
+  if (!run.trace)
+    throw Error("--no-stragglers needs profiler traces of the ranks (the inputs are a log)",
+                "pass every rank's PyTorch profiler trace, e.g. the directory torchtitan writes");
+  const StragglerProjection p = project_no_stragglers(*run.trace);
+  std::optional<double> mfu;
+  try {
+    mfu = analyze(run, analyze_options(f.model, hw, f.work), db).mfu_steady;
+  } catch (const Error&) {
+    // MFU needs the peak and the work; the step times do not.
+  }
+  std::string title;
+  for (const auto& in : f.inputs) title += (title.empty() ? "" : ", ") + in;
+  title += fmt::format(" ({} ranks)", run.trace->ranks.size());
+  render_no_stragglers(p, mfu, title, format, out.stream());
+  out.commit();
+  return kExitOk;
+}
+
 int run_projection(const WhatifFlags& f, const GlobalOptions& g) {
+  if (f.no_stragglers) return run_no_stragglers(f, g);
   reject_analytical_flags(f);
   const OutputFormat format = parse_output_format(f.output);
   const GpuDatabase db = load_gpu_db(g);
@@ -320,6 +354,10 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--overlap", f->overlap,
                   "Share of exposed communication hidden under compute, e.g. 80%")
       ->group(scen);
+  cmd->add_flag("--no-stragglers", f->no_stragglers,
+                "On every rank's profiler traces: the step time if each collective started when "
+                "the median rank arrived, and which ranks cost what")
+      ->group(scen);
   cmd->add_option("--to-gpu", f->to_gpu, "Another accelerator for the logged run")->group(scen);
   cmd->add_option("--to-peak", f->to_peak, "Another dense peak per GPU, e.g. 989.5T")->group(scen);
   cmd->add_option("--to-gpus", f->to_gpus, "Another GPU count at the same global batch: 256 or 2x")
@@ -422,6 +460,9 @@ Runner add_whatif(CLI::App& app, GlobalOptions& g) {
       return kExitOk;
     }
     reject_old_spellings(*f);
+    if (f->no_stragglers && f->inputs.empty())
+      throw Error("--no-stragglers needs the profiler traces of the ranks",
+                  "mfu whatif TRACE_DIR --no-stragglers");
     return f->inputs.empty() ? run_estimate(*f, g) : run_projection(*f, g);
   };
 }

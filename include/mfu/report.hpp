@@ -54,6 +54,11 @@ void render_projection(const Projection& projection, const std::string& title, O
 /// `mfu whatif --model ...`: the analytical step-time breakdown and its data-parallel scaling.
 void render_estimate(const StepEstimate& estimate, const std::vector<ScalingPoint>& scaling,
                      const std::string& title, OutputFormat format, std::ostream& out);
+/// `mfu whatif TRACES --no-stragglers`: the straggler-free step time, per step, and what the
+/// late ranks cost; MFU scaled by the step times when `mfu_steady` is known.
+void render_no_stragglers(const StragglerProjection& projection,
+                          const std::optional<double>& mfu_steady, const std::string& title,
+                          OutputFormat format, std::ostream& out);
 /// `mfu whatif cluster`: both placements of a job trace.
 void render_cluster(const ClusterReport& report, OutputFormat format, std::ostream& out);
 

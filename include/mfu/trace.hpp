@@ -29,16 +29,17 @@ struct KernelPatterns {
 /// One profiler step of one rank, in seconds.
 struct TraceStep {
   std::int64_t step = 0;
-  double end_s = 0;             ///< absolute end (Unix seconds, or trace clock when no base time)
-  double wall_s = 0;            ///< from the step's first kernel to the next step's first kernel
-  double compute_s = 0;         ///< union of compute kernels
-  double comm_s = 0;            ///< union of communication kernels
-  double comm_exposed_s = 0;    ///< communication while no compute ran
-  double memory_exposed_s = 0;  ///< copies and sets while neither compute nor communication ran
-  double idle_s = 0;            ///< no kernel at all
-  double idle_host_s = 0;       ///< idle because the CPU had not launched the next kernel yet
-  double idle_data_s = 0;       ///< host-bound idle while the CPU was in the data loader
-  double wait_s = 0;            ///< exposed communication spent waiting for slower ranks
+  double end_s = 0;              ///< absolute end (Unix seconds, or trace clock when no base time)
+  double wall_s = 0;             ///< from the step's first kernel to the next step's first kernel
+  double compute_s = 0;          ///< union of compute kernels
+  double comm_s = 0;             ///< union of communication kernels
+  double comm_exposed_s = 0;     ///< communication while no compute ran
+  double memory_exposed_s = 0;   ///< copies and sets while neither compute nor communication ran
+  double idle_s = 0;             ///< no kernel at all
+  double idle_host_s = 0;        ///< idle because the CPU had not launched the next kernel yet
+  double idle_data_s = 0;        ///< host-bound idle while the CPU was in the data loader
+  double wait_s = 0;             ///< exposed communication spent waiting for slower ranks
+  std::size_t arrived_last = 0;  ///< collectives of this step this rank started last
   double flops = 0;  ///< executed FLOPs the profiler counted (with_flops=True), this rank
 };
 
@@ -86,5 +87,31 @@ struct TraceSummary {
   std::size_t unmatched_collectives = 0;
   std::vector<std::string> warnings;
 };
+
+/// The step time if no rank were late: every matched collective starts when the median rank
+/// arrived at it instead of the last (the what-if of Lin et al., "Understanding Stragglers in
+/// Large Model Training Using What-if Analysis", OSDI 2025, which simulates the straggler-free
+/// run from traces). After a collective the ranks leave together, so the savings of the
+/// collectives of one step add up.
+struct StragglerStep {
+  std::int64_t step = 0;
+  double now_s = 0;        ///< the slowest rank's step
+  double projected_s = 0;  ///< less what the late arrivals cost
+};
+struct StragglerCost {
+  int rank = -1;
+  double seconds = 0;           ///< over all traced steps: the last arrival's lead over the median
+  std::size_t collectives = 0;  ///< the collectives it arrived at last (and late)
+};
+struct StragglerProjection {
+  std::vector<StragglerStep> steps;
+  double now_s = 0;        ///< mean traced step
+  double projected_s = 0;  ///< mean straggler-free step
+  std::size_t matched_collectives = 0;
+  std::vector<StragglerCost> costs;  ///< the ranks that made the others wait, costliest first
+};
+
+/// Throws mfu::Error when the summary has fewer than two ranks or no collective seen on two.
+[[nodiscard]] StragglerProjection project_no_stragglers(const TraceSummary& trace);
 
 }  // namespace mfu

@@ -67,6 +67,34 @@ std::vector<std::string> framework_lines(const Analysis& a) {
   return out;
 }
 
+/// The per-step rows of the trace table: at most 12 steps, each with every rank.
+void per_step_rows(const TraceSummary& t, TraceTable& out) {
+  constexpr std::size_t kMaxSteps = 12;
+  std::vector<std::int64_t> steps;
+  for (const auto& r : t.ranks)
+    for (const auto& s : r.steps) steps.push_back(s.step);
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  if (steps.size() > kMaxSteps) {
+    out.step_note = fmt::format("the first {} of {} traced steps (the JSON report has them all)",
+                                kMaxSteps, steps.size());
+    steps.resize(kMaxSteps);
+  }
+  out.step_header = {"step",   "rank", "time", "compute", "exposed",
+                     "copies", "idle", "wait", "last at"};
+  for (const std::int64_t n : steps)
+    for (const auto& r : t.ranks)
+      for (const auto& s : r.steps) {
+        if (s.step != n) continue;
+        out.step_rows.push_back(
+            {std::to_string(n), r.rank >= 0 ? std::to_string(r.rank) : std::string("?"),
+             format_duration(s.wall_s), format_duration(s.compute_s),
+             format_duration(s.comm_exposed_s), format_duration(s.memory_exposed_s),
+             format_duration(s.idle_s), t.ranks.size() > 1 ? format_duration(s.wait_s) : "-",
+             t.ranks.size() > 1 ? std::to_string(s.arrived_last) : "-"});
+      }
+}
+
 TraceTable trace_rows(const Analysis& a) {
   TraceTable out;
   if (!a.trace) return out;
@@ -93,6 +121,7 @@ TraceTable trace_rows(const Analysis& a) {
                         r.comm_s > 0 ? format_percent(r.overlap_ratio, 0) : std::string("-"),
                         t.ranks.size() > 1 ? format_duration(r.wait_s / n) : std::string("-")});
   }
+  per_step_rows(t, out);
   out.notes.push_back(
       "(per step; 'exposed' is communication with no compute running, 'host' the idle time "
       "before the CPU launched the next kernel, 'overlap' the share of communication hidden "
@@ -129,6 +158,17 @@ std::vector<std::string> trace_table(const Analysis& a) {
   };
   if (!t.header.empty()) out.push_back(line(t.header));
   for (const auto& r : t.rows) out.push_back(line(r));
+  if (!t.step_rows.empty()) {
+    out.push_back(t.step_note.empty() ? "per step:" : fmt::format("per step ({}):", t.step_note));
+    auto step_line = [](const std::vector<std::string>& cells) {
+      std::string l;
+      for (std::size_t c = 0; c < cells.size(); ++c)
+        l += fmt::format("{}{:>{}}", c ? " " : "", cells[c], c < 2 ? 6 : c == 8 ? 7 : 9);
+      return l;
+    };
+    out.push_back(step_line(t.step_header));
+    for (const auto& r : t.step_rows) out.push_back(step_line(r));
+  }
   out.insert(out.end(), t.notes.begin(), t.notes.end());
   return out;
 }

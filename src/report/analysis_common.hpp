@@ -25,6 +25,11 @@ struct TraceTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;
+  /// Per step and rank (the first steps when there are many): the step's time, compute,
+  /// exposed communication, copies, idle, collective wait, and the collectives it was last at.
+  std::vector<std::string> step_header;
+  std::vector<std::vector<std::string>> step_rows;
+  std::string step_note;  ///< how many steps are shown, when not all
 };
 [[nodiscard]] TraceTable trace_rows(const Analysis& a);
 /// The same as aligned text lines (header first), then the notes.

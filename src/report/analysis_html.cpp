@@ -157,6 +157,20 @@ void rank_section(const Analysis& a, std::ostream& out) {
     }
     out << "</table></div>\n";
   }
+  if (!t.step_rows.empty()) {
+    out << "<h3>Per step</h3>\n";
+    if (!t.step_note.empty())
+      out << "<p class=\"small\">" << escape_markup(t.step_note) << "</p>\n";
+    out << "<div class=\"wide\"><table id=\"rank_steps\"><tr>";
+    for (const auto& h : t.step_header) out << "<th class=\"num\">" << escape_markup(h) << "</th>";
+    out << "</tr>\n";
+    for (const auto& r : t.step_rows) {
+      out << "<tr>";
+      for (const auto& c : r) out << cell(c, true);
+      out << "</tr>\n";
+    }
+    out << "</table></div>\n";
+  }
   for (const auto& n : t.notes) out << "<p class=\"small\">" << escape_markup(n) << "</p>\n";
 }
 

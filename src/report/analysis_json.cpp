@@ -163,7 +163,8 @@ void render_analysis_json(const Analysis& a, const Run& run, const RenderOptions
                                   {"memory_exposed_s", st.memory_exposed_s},
                                   {"idle_s", st.idle_s},
                                   {"idle_host_s", st.idle_host_s},
-                                  {"collective_wait_s", st.wait_s}});
+                                  {"collective_wait_s", st.wait_s},
+                                  {"arrived_last", st.arrived_last}});
       t["ranks"].push_back(rj);
     }
     t["stragglers"] = a.trace->stragglers;

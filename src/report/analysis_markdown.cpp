@@ -52,14 +52,31 @@ void render_analysis_markdown(const Analysis& a, std::ostream& out) {
         a.stalls.period_steps ? fmt::format(", recurring every {} steps", *a.stalls.period_steps)
                               : "");
   if (a.trace) {
-    out << "\n### Per rank\n\n```\n";
-    // Inside the fence only a fence of its own could end it early.
-    for (auto l : trace_table(a)) {
-      for (std::size_t p = l.find("```"); p != std::string::npos; p = l.find("```", p))
-        l.replace(p, 3, "'''");
-      out << l << '\n';
+    const TraceTable t = trace_rows(a);
+    out << "\n### Per rank\n\n";
+    auto table = [&](const std::vector<std::string>& header,
+                     const std::vector<std::vector<std::string>>& rows) {
+      if (header.empty()) return;
+      std::string rule;
+      for (const auto& h : header) {
+        out << "| " << md(h) << ' ';
+        rule += "|---:";
+      }
+      out << "|\n" << rule << "|\n";
+      for (const auto& r : rows) {
+        for (const auto& c : r) out << "| " << md(c) << ' ';
+        out << "|\n";
+      }
+      out << '\n';
+    };
+    table(t.header, t.rows);
+    if (!t.step_rows.empty()) {
+      out << (t.step_note.empty() ? std::string("Per step:")
+                                  : fmt::format("Per step ({}):", md(t.step_note)))
+          << "\n\n";
+      table(t.step_header, t.step_rows);
     }
-    out << "```\n";
+    for (const auto& n : t.notes) out << md(n) << "\n\n";
   }
   for (const auto& l : framework_lines(a)) out << "\n> " << md(l) << '\n';
   if (!a.unknowns.empty()) {

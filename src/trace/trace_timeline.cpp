@@ -263,6 +263,7 @@ TraceSummary combine_ranks(std::vector<TraceRankSummary> ranks) {
     for (std::size_t r = 0; r < ranks.size(); ++r)
       for (const auto& c : ranks[r].collectives) by_key[c.key].emplace_back(r, &c);
     std::vector<std::map<std::int64_t, double>> wait_by_step(ranks.size());
+    std::vector<std::map<std::int64_t, std::size_t>> last_by_step(ranks.size());
     for (const auto& [key, calls] : by_key) {
       if (calls.size() < 2) {
         ++out.unmatched_collectives;
@@ -279,6 +280,8 @@ TraceSummary combine_ranks(std::vector<TraceRankSummary> ranks) {
         }
       }
       ++ranks[last].arrived_last;
+      for (const auto& [r, c] : calls)
+        if (r == last) ++last_by_step[r][c->step];
       for (const auto& [r, c] : calls) {
         const double wait = static_cast<double>(c->dur_ns - dmin) * 1e-9 * c->exposed_fraction;
         const double transfer = static_cast<double>(dmin) * 1e-9 * c->exposed_fraction;
@@ -291,6 +294,8 @@ TraceSummary combine_ranks(std::vector<TraceRankSummary> ranks) {
       for (auto& st : ranks[r].steps) {
         auto it = wait_by_step[r].find(st.step);
         if (it != wait_by_step[r].end()) st.wait_s = std::min(it->second, st.comm_exposed_s);
+        if (auto l = last_by_step[r].find(st.step); l != last_by_step[r].end())
+          st.arrived_last = l->second;
       }
     // Stragglers: the ranks that arrive last at most collectives (the others wait for them).
     if (out.matched_collectives > 0) {
