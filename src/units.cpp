@@ -323,16 +323,32 @@ std::string format_percent(double ratio, int decimals) {
   return fmt::format("{:.{}f}%", ratio * 100.0, decimals);
 }
 
+namespace {
+
+/// |v| rounded to a whole number with a separator every three digits, after `negative_prefix`
+/// when v is negative ("-$") and `plain_prefix` otherwise ("$").
+std::string grouped(double v, std::string_view plain_prefix, std::string_view negative_prefix) {
+  const std::string digits = fmt::format("{:.0f}", std::fabs(v));
+  std::string out(v < 0 ? negative_prefix : plain_prefix);
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_money(double amount) {
   if (!std::isfinite(amount)) return "n/a";
   if (std::fabs(amount) < 1000) return fmt::format("${:.2f}", amount);
-  const std::string digits = fmt::format("{:.0f}", std::fabs(amount));
-  std::string grouped = amount < 0 ? "-$" : "$";
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) grouped.push_back(',');
-    grouped.push_back(digits[i]);
-  }
-  return grouped;
+  return grouped(amount, "$", "-$");
+}
+
+std::string format_figure(double value) {
+  if (!std::isfinite(value)) return "n/a";
+  if (std::fabs(value) < 1e4) return format_number(value, 4);
+  return grouped(value, "", "-");
 }
 
 std::string count_of(double n, std::string_view noun) {
@@ -341,7 +357,7 @@ std::string count_of(double n, std::string_view noun) {
 
 std::string format_gpu_time(double gpu_hours) {
   if (!std::isfinite(gpu_hours)) return "n/a";
-  if (gpu_hours >= 0.1 || gpu_hours == 0) return format_number(gpu_hours, 4) + " GPU-hours";
+  if (gpu_hours >= 0.1 || gpu_hours == 0) return format_figure(gpu_hours) + " GPU-hours";
   if (gpu_hours * 60 >= 1) return format_number(gpu_hours * 60, 3) + " GPU-minutes";
   return format_number(gpu_hours * 3600, 3) + " GPU-seconds";
 }

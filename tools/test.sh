@@ -11,6 +11,8 @@ JOBS="${JOBS:-2}"
 export MFU_REQUIRE_BROWSER="${MFU_REQUIRE_BROWSER:-1}"
 # ... and python3-torch: the real PyTorch training run (examples/train_tiny.py) must run too.
 export MFU_REQUIRE_TORCH="${MFU_REQUIRE_TORCH:-1}"
+# ... and python3-distributed: the Dask fleet example runs on a LocalCluster of two workers.
+export MFU_REQUIRE_DASK="${MFU_REQUIRE_DASK:-1}"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMFU_WERROR=ON -DMFU_BUILD_TESTS=ON -DMFU_BUILD_BENCH=ON
 cmake --build build -j "$JOBS"
 ctest --test-dir build -j "$JOBS" --output-on-failure
@@ -18,7 +20,7 @@ if [ "${MFU_SKIP_SANITIZERS:-0}" != 1 ]; then
   tests/fuzz/configure.sh build-san
   cmake --build build-san -j "$JOBS"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-san -j "$JOBS" --output-on-failure -E "install_consumer|TrainTiny"
+    ctest --test-dir build-san -j "$JOBS" --output-on-failure -E "install_consumer|TrainTiny|DaskFleet"
   if [ "${MFU_SKIP_FUZZ:-0}" != 1 ]; then
     MFU_FUZZ_NO_BUILD=1 MFU_FUZZ_BUILD=build-san tests/fuzz/run.sh "${MFU_FUZZ_SECONDS:-3}"
   fi

@@ -120,5 +120,8 @@ Runner add_convert(CLI::App& app, GlobalOptions& g);
 /// `mfu completions SHELL` and `mfu man`, generated from `app`'s definitions (cmd_shell.cpp).
 Runner add_completions(CLI::App& app, GlobalOptions& g);
 Runner add_man(CLI::App& app, GlobalOptions& g);
+/// `mfu merge` and `mfu fleet`: job summaries added up, many jobs analysed (cmd_fleet.cpp).
+Runner add_merge(CLI::App& app, GlobalOptions& g);
+Runner add_fleet(CLI::App& app, GlobalOptions& g);
 
 }  // namespace mfu::cli

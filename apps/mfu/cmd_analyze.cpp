@@ -101,7 +101,9 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g) {
   add_hardware_flags(cmd, f->hw);
   add_work_flags(cmd, f->work);
   add_ingest_flags(cmd, f->ingest);
-  cmd->add_option("--output", f->output, "text, json, markdown, csv or html")
+  cmd->add_option("--output", f->output,
+                  "text, json, markdown, csv, html, or summary (one line of additive quantities "
+                  "for mfu merge and fleet reports)")
       ->capture_default_str();
   cmd->add_option("-o,--output-file", f->out_file,
                   "Write the report to FILE (atomically) instead of stdout");

@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   runners["whatif"] = mfu::cli::add_whatif(app, global);
   runners["inspect"] = mfu::cli::add_inspect(app, global);
   runners["convert"] = mfu::cli::add_convert(app, global);
+  runners["merge"] = mfu::cli::add_merge(app, global);
+  runners["fleet"] = mfu::cli::add_fleet(app, global);
   runners["completions"] = mfu::cli::add_completions(app, global);
   runners["man"] = mfu::cli::add_man(app, global);
 

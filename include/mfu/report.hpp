@@ -12,13 +12,15 @@
 #include "mfu/gpu.hpp"
 #include "mfu/model.hpp"
 #include "mfu/run.hpp"
+#include "mfu/summary.hpp"
 #include "mfu/whatif.hpp"
 
 namespace mfu {
 
-enum class OutputFormat { kText, kJson, kMarkdown, kCsv, kHtml };
+/// kSummary: one JSON line of additive quantities per job (mfu analyze; summary.hpp).
+enum class OutputFormat { kText, kJson, kMarkdown, kCsv, kHtml, kSummary };
 
-/// "text", "json", "markdown"/"md", "csv", "html". Throws mfu::Error otherwise.
+/// "text", "json", "markdown"/"md", "csv", "html", "summary". Throws mfu::Error otherwise.
 [[nodiscard]] OutputFormat parse_output_format(std::string_view name);
 
 struct RenderOptions {
@@ -61,6 +63,10 @@ void render_no_stragglers(const StragglerProjection& projection,
                           OutputFormat format, std::ostream& out);
 /// `mfu whatif cluster`: both placements of a job trace.
 void render_cluster(const ClusterReport& report, OutputFormat format, std::ostream& out);
+
+/// Job summaries (`mfu merge`, `mfu fleet`): the fleet's MFU, GPU time per bucket, and by
+/// accelerator, model and framework; json and summary write the summary's line.
+void render_summary(const JobSummary& summary, OutputFormat format, std::ostream& out);
 
 /// `mfu inspect`: format, records, fields, metadata with sources, events, diagnostics.
 void render_inspect(const Run& run, OutputFormat format, std::ostream& out);

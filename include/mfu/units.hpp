@@ -72,6 +72,9 @@ enum class Quantity {
 /// `$12.34`; from $1,000 on whole dollars with thousands separators: `$1,089,632`. The currency
 /// is the one the price was given in (mfu converts none).
 [[nodiscard]] std::string format_money(double amount);
+/// A quantity people read as a figure: 4 significant digits below 10,000, whole with thousands
+/// separators from there ("7.617", "266,667").
+[[nodiscard]] std::string format_figure(double value);
 /// `1 GPU`, `8 GPUs`, `1 iteration`: the count and the noun, plural unless the count is one.
 [[nodiscard]] std::string count_of(double n, std::string_view noun);
 /// GPU time readable at any size: `7.617 GPU-hours`; below 0.1 GPU-hours `8.3 GPU-minutes` or

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "mfu/error.hpp"
+#include "mfu/summary.hpp"
 #include "mfu/units.hpp"
 
 namespace mfu {
@@ -183,6 +184,7 @@ void render_analysis(const Analysis& a, const Run& run, OutputFormat format, con
     case OutputFormat::kMarkdown: detail::render_analysis_markdown(a, out); return;
     case OutputFormat::kCsv: detail::render_analysis_csv(a, run, out); return;
     case OutputFormat::kHtml: detail::render_analysis_html(a, o, out); return;
+    case OutputFormat::kSummary: out << summary_json(summarize_job(a, run)) << '\n'; return;
   }
   throw Error("unknown output format");
 }

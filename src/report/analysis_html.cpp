@@ -78,7 +78,7 @@ void summary_table(const Analysis& a, std::ostream& out) {
     summary_row(out, "GPU time",
                 fmt::format("{} on {}", format_gpu_time(a.gpu_hours), count_of(a.gpus, "GPU")));
   if (a.total_energy_kwh)
-    summary_row(out, "energy", format_number(*a.total_energy_kwh, 4) + " kWh at TDP");
+    summary_row(out, "energy", format_figure(*a.total_energy_kwh) + " kWh at TDP");
   if (a.total_cost) summary_row(out, "cost", format_money(*a.total_cost));
   if (a.goodput)
     summary_row(out, "goodput",

@@ -97,7 +97,7 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
                                    : std::string());
   if (a.total_cost) out << fmt::format(", {}", format_money(*a.total_cost));
   if (a.total_energy_kwh)
-    out << fmt::format(", {} kWh at TDP", format_number(*a.total_energy_kwh, 4));
+    out << fmt::format(", {} kWh at TDP", format_figure(*a.total_energy_kwh));
   out << '\n';
   if (a.warmup_iterations > 0)
     out << fmt::format("  warm-up: {} ({}) left out of the steady-state figures\n",

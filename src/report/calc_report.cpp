@@ -42,9 +42,9 @@ std::vector<std::pair<std::string, std::string>> calc_rows(const CalcResult& r) 
   if (!r.flops_formula.empty())
     add("FLOP convention", fmt::format("{}: {}", r.convention, r.flops_formula));
   if (r.train_time_s) add("time to train", format_duration(*r.train_time_s));
-  if (r.gpu_hours) add("GPU-hours", format_number(*r.gpu_hours, 6));
+  if (r.gpu_hours) add("GPU time", format_gpu_time(*r.gpu_hours));
   if (r.cost) add("cost", format_money(*r.cost));
-  if (r.energy_kwh) add("energy (at TDP)", fmt::format("{} kWh", format_number(*r.energy_kwh, 5)));
+  if (r.energy_kwh) add("energy (at TDP)", fmt::format("{} kWh", format_figure(*r.energy_kwh)));
   return rows;
 }
 

@@ -13,8 +13,9 @@ OutputFormat parse_output_format(std::string_view name) {
   if (n == "markdown" || n == "md") return OutputFormat::kMarkdown;
   if (n == "csv") return OutputFormat::kCsv;
   if (n == "html") return OutputFormat::kHtml;
+  if (n == "summary") return OutputFormat::kSummary;
   throw Error(fmt::format("unknown output format '{}'", name),
-              "use text, json, markdown, csv or html");
+              "use text, json, markdown, csv, html or (mfu analyze) summary");
 }
 
 }  // namespace mfu

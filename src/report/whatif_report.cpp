@@ -105,7 +105,8 @@ void text_lines(const char* title, const std::vector<std::string>& lines, Output
 }
 
 void require_text_json_md(OutputFormat format) {
-  if (format == OutputFormat::kCsv || format == OutputFormat::kHtml)
+  if (format == OutputFormat::kCsv || format == OutputFormat::kHtml ||
+      format == OutputFormat::kSummary)
     throw Error("mfu whatif writes text, json or markdown",
                 fmt::format("give {} text, json or markdown", input_phrase(Input::kOutputFormat)));
 }
@@ -153,8 +154,8 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
         {"time to train", opt_dur(m.train_time_s), opt_dur(q.train_time_s),
          m.train_time_s && q.train_time_s ? change(*m.train_time_s, *q.train_time_s) : ""});
   if (m.gpu_hours && q.gpu_hours)
-    rows.push_back({m.train_time_s ? "GPU-hours to train" : "GPU-hours",
-                    format_number(*m.gpu_hours, 4), format_number(*q.gpu_hours, 4),
+    rows.push_back({m.train_time_s ? "GPU time to train" : "GPU time",
+                    format_gpu_time(*m.gpu_hours), format_gpu_time(*q.gpu_hours),
                     change(*m.gpu_hours, *q.gpu_hours)});
   if (m.cost && q.cost)
     rows.push_back(

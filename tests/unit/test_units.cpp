@@ -184,6 +184,10 @@ TEST(Units, CountsMoneyAndGpuTimeReadAsWords) {
   EXPECT_EQ(format_money(1000), "$1,000");
   EXPECT_EQ(format_money(-2500), "-$2,500");
   EXPECT_EQ(format_gpu_time(7.617), "7.617 GPU-hours");
+  // 15T tokens at 1M tok/s on 64 GPUs: 1.5e7 s x 64 / 3600 = 266,666.7 GPU-hours.
+  EXPECT_EQ(format_gpu_time(1.5e7 * 64 / 3600), "266,667 GPU-hours");
+  EXPECT_EQ(format_figure(9999.4), "9999");
+  EXPECT_EQ(format_figure(-12345.6), "-12,346");
   EXPECT_EQ(format_gpu_time(2.5e-6), "0.009 GPU-seconds");  // 2.5e-6 h = 9 ms of one GPU
   EXPECT_EQ(format_gpu_time(0.05), "3 GPU-minutes");
   EXPECT_EQ(format_gpu_time(0.002333), "8.4 GPU-seconds");

@@ -1,0 +1,221 @@
+// `mfu merge SUMMARIES...` and `mfu fleet PATH...`: many jobs at once. A job is analysed on its
+// own and kept only as its summary (bounded memory); summaries add up exactly.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cli_common.hpp"
+#include "mfu/analysis.hpp"
+#include "mfu/error.hpp"
+#include "mfu/ingest.hpp"
+#include "mfu/summary.hpp"
+#include "output.hpp"
+#include "progress.hpp"
+
+namespace mfu::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+JobSummary read_summaries(std::istream& in, const std::string& origin, JobSummary acc, bool& any) {
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    acc = any ? merge_summaries(acc, parse_summary(line, fmt::format("{}:{}", origin, n)))
+              : parse_summary(line, fmt::format("{}:{}", origin, n));
+    any = true;
+  }
+  return acc;
+}
+
+/// The jobs under the paths: a file is a job; in a directory each file is a job and each
+/// sub-directory one job (its rank logs or pieces, read together as analyze reads them).
+std::vector<std::vector<std::string>> jobs_under(const std::vector<std::string>& paths) {
+  std::vector<std::vector<std::string>> jobs;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      jobs.push_back({p});
+      continue;
+    }
+    std::vector<std::string> entries;
+    for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().filename().string().rfind('.', 0) != 0) entries.push_back(it->path().string());
+    std::sort(entries.begin(), entries.end());
+    for (const auto& e : entries) jobs.push_back({e});
+  }
+  return jobs;
+}
+
+struct JobResult {
+  std::string name;
+  std::optional<JobSummary> summary;
+  std::string error;
+};
+
+/// Analyses every job on all cores; each keeps only its summary or its error.
+std::vector<JobResult> analyse_jobs(const std::vector<std::vector<std::string>>& jobs,
+                                    const AnalyzeOptions& opt, const GpuDatabase& db) {
+  std::vector<JobResult> results(jobs.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    IngestOptions io;
+    io.threads = 1;  // the jobs are the parallelism
+    for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) {
+      results[i].name = jobs[i].front();
+      try {
+        const Run run = ingest(jobs[i], io);
+        results[i].summary = summarize_job(analyze(run, opt, db), run);
+      } catch (const Error& e) {
+        results[i].error = e.what();
+      } catch (const std::exception& e) {
+        results[i].error = fmt::format("a bug in mfu: {}", e.what());
+      }
+    }
+  };
+  const unsigned n = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                                     static_cast<unsigned>(jobs.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < n; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return results;
+}
+
+double lost_gpu_hours(const JobSummary& s) {
+  const auto it = s.bucket_gpu_ns.find("compute");
+  const ExactCount ideal = it == s.bucket_gpu_ns.end() ? 0 : it->second;
+  return static_cast<double>(s.gpu_ns - ideal) * 1e-9 / 3600.0;
+}
+
+void fleet_text(const JobSummary& fleet, std::vector<JobResult>& results, OutputFormat format,
+                std::ostream& out) {
+  render_summary(fleet, format, out);
+  std::vector<const JobResult*> ok;
+  for (const auto& r : results)
+    if (r.summary) ok.push_back(&r);
+  std::sort(ok.begin(), ok.end(), [](const JobResult* a, const JobResult* b) {
+    return lost_gpu_hours(*a->summary) > lost_gpu_hours(*b->summary);
+  });
+  out << "\nworst jobs by GPU time lost (all but compute at peak)\n";
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, ok.size()); ++i)
+    out << fmt::format("  {:<48} {:>22} lost, MFU {}\n", ok[i]->name,
+                       format_gpu_time(lost_gpu_hours(*ok[i]->summary)),
+                       std::isfinite(ok[i]->summary->mfu()) ? format_percent(ok[i]->summary->mfu())
+                                                            : std::string("unknown"));
+  bool header = false;
+  for (const auto& r : results) {
+    if (r.summary) continue;
+    if (!header) out << "\njobs that could not be analysed\n";
+    header = true;
+    out << fmt::format("  {}: {}\n", r.name, r.error);
+  }
+}
+
+}  // namespace
+
+Runner add_merge(CLI::App& app, GlobalOptions& /*g*/) {
+  struct Flags {
+    std::vector<std::string> inputs;
+    std::string output = "summary", out_file;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge", "Add up job summaries exactly (lines of 'mfu analyze --output summary')");
+  cmd->footer(
+      "Examples:\n"
+      "  for f in runs/*.log; do mfu analyze \"$f\" --output summary; done > jobs.jsonl\n"
+      "  mfu merge jobs.jsonl --output text\n"
+      "  cat part-*.jsonl | mfu merge > fleet.jsonl      # any order and grouping: the same");
+  cmd->add_option("summaries", f->inputs, "Files of summary lines ('-' or none: stdin)");
+  cmd->add_option("--output", f->output, "summary (one line), json, text or markdown")
+      ->capture_default_str();
+  cmd->add_option("-o,--output-file", f->out_file, "Write to FILE instead of stdout");
+  return [f] {
+    const OutputFormat format = parse_output_format(f->output);
+    Output out(f->out_file, f->inputs);
+    JobSummary acc;
+    bool any = false;
+    if (f->inputs.empty() || (f->inputs.size() == 1 && f->inputs[0] == "-")) {
+      acc = read_summaries(std::cin, "stdin", acc, any);
+    } else {
+      for (const auto& p : f->inputs) {
+        std::ifstream in(p);
+        if (!in) throw Error(fmt::format("cannot open '{}'", p), "check the path");
+        acc = read_summaries(in, p, acc, any);
+      }
+    }
+    if (!any)
+      throw Error("no job summary in the input", "give lines of 'mfu analyze --output summary'");
+    render_summary(acc, format, out.stream());
+    out.commit();
+    return kExitOk;
+  };
+}
+
+Runner add_fleet(CLI::App& app, GlobalOptions& g) {
+  struct Flags {
+    std::vector<std::string> paths;
+    ModelFlags model;
+    HardwareFlags hw;
+    WorkFlags work;
+    std::string output = "text", out_file;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "fleet", "Many jobs at once: the fleet's MFU, where its GPU time went, the worst jobs");
+  cmd->footer(
+      "Each file under the paths is a job, and each sub-directory one job (its rank logs or\n"
+      "pieces). Jobs are analysed in parallel and kept as summaries; those that cannot be\n"
+      "analysed are listed with the reason. The flags apply to every job.\n\n"
+      "Examples:\n"
+      "  mfu fleet runs/ --gpu h100\n"
+      "  mfu fleet runs/ --output summary > fleet.jsonl");
+  cmd->add_option("paths", f->paths, "Job logs, or directories of them")->required();
+  add_model_flags(cmd, f->model);
+  add_hardware_flags(cmd, f->hw);
+  add_work_flags(cmd, f->work);
+  cmd->add_option("--output", f->output, "text, markdown, json or summary")->capture_default_str();
+  cmd->add_option("-o,--output-file", f->out_file, "Write the report to FILE instead of stdout");
+  return [f, &g] {
+    const OutputFormat format = parse_output_format(f->output);
+    const AnalyzeOptions opt = analyze_options(f->model, f->hw, f->work);
+    const GpuDatabase db = load_gpu_db(g);
+    Output out(f->out_file, f->paths);
+    const auto jobs = jobs_under(f->paths);
+    if (jobs.empty()) throw Error("no job under the paths given", "give log files or directories");
+    std::vector<JobResult> results;
+    {
+      ProgressLine progress(f->paths, g);  // on a terminal only
+      results = analyse_jobs(jobs, opt, db);
+    }
+    JobSummary fleet;
+    bool any = false;
+    for (const auto& r : results)
+      if (r.summary) {
+        fleet = any ? merge_summaries(fleet, *r.summary) : *r.summary;
+        any = true;
+      }
+    if (!any) {
+      for (const auto& r : results) warn(fmt::format("{}: {}", r.name, r.error));
+      throw Error("no job could be analysed", "the warnings above say why for each");
+    }
+    if (format == OutputFormat::kSummary || format == OutputFormat::kJson)
+      render_summary(fleet, format, out.stream());
+    else
+      fleet_text(fleet, results, format, out.stream());
+    out.commit();
+    for (const auto& r : results)
+      if (!r.summary && format != OutputFormat::kText && format != OutputFormat::kMarkdown)
+        warn(fmt::format("{}: not analysed: {}", r.name, r.error));
+    return kExitOk;
+  };
+}
+
+}  // namespace mfu::cli
