@@ -8,13 +8,16 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli_common.hpp"
 #include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
+#include "mfu/scheduler.hpp"
 #include "mfu/summary.hpp"
+#include "mfu/units.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 
@@ -118,6 +121,38 @@ void fleet_text(const JobSummary& fleet, std::vector<JobResult>& results, Output
   }
 }
 
+/// The cluster's GPU time from its capacity down to the jobs: what nobody held (while jobs
+/// waited that would have fit, and otherwise), what failed jobs held, what the rest held.
+void scheduler_text(const SchedulerShare& s, int cluster_gpus, const JobSummary& fleet,
+                    std::ostream& out) {
+  auto row = [&](const std::string& what, double h) {
+    out << fmt::format("  {:<58} {:>22} {:>7}\n", what, format_gpu_time(h),
+                       format_percent(s.capacity_gpu_h > 0 ? h / s.capacity_gpu_h : 0));
+  };
+  out << fmt::format("the cluster: {} over {} = {} (Slurm accounting, {} with GPUs)\n",
+                     count_of(cluster_gpus, "GPU"), format_duration(s.span_s),
+                     format_gpu_time(s.capacity_gpu_h), count_of(double(s.gpu_jobs), "job"));
+  row("held by nobody while a job waited that would have fit", s.idle_waiting_gpu_h);
+  row("held by nobody, no job waiting that would fit", s.idle_gpu_h);
+  row(fmt::format("held by failed, cancelled or timed-out jobs ({})", s.wasted_jobs),
+      s.wasted_gpu_h);
+  row("held by the other jobs", s.allocated_gpu_h - s.wasted_gpu_h);
+  row("  of which the jobs analysed below", fleet.gpu_hours());
+  out << '\n';
+}
+
+nlohmann::json scheduler_json(const SchedulerShare& s, int cluster_gpus) {
+  return {{"cluster_gpus", cluster_gpus},
+          {"span_s", s.span_s},
+          {"capacity_gpu_hours", s.capacity_gpu_h},
+          {"idle_while_jobs_waited_gpu_hours", s.idle_waiting_gpu_h},
+          {"idle_gpu_hours", s.idle_gpu_h},
+          {"wasted_gpu_hours", s.wasted_gpu_h},
+          {"allocated_gpu_hours", s.allocated_gpu_h},
+          {"jobs", s.jobs},
+          {"wasted_jobs", s.wasted_jobs}};
+}
+
 }  // namespace
 
 Runner add_merge(CLI::App& app, GlobalOptions& /*g*/) {
@@ -159,15 +194,70 @@ Runner add_merge(CLI::App& app, GlobalOptions& /*g*/) {
   };
 }
 
+struct FleetFlags {
+  std::vector<std::string> paths;
+  ModelFlags model;
+  HardwareFlags hw;
+  WorkFlags work;
+  std::string sacct;
+  int cluster_gpus = 0;
+  std::string output = "text", out_file;
+};
+
+/// `mfu fleet`: every job analysed, the fleet's summary and report, the scheduler's share.
+int run_fleet(const FleetFlags& f, const GlobalOptions& g) {
+  const OutputFormat format = parse_output_format(f.output);
+  const AnalyzeOptions opt = analyze_options(f.model, f.hw, f.work);
+  const GpuDatabase db = load_gpu_db(g);
+  if (!f.sacct.empty() && f.cluster_gpus < 1)
+    throw Error("--sacct needs --cluster-gpus: the share of a cluster is of its capacity");
+  std::optional<SchedulerShare> share;
+  if (!f.sacct.empty()) share = scheduler_share(load_sacct(f.sacct), f.cluster_gpus);
+  std::vector<std::string> read = f.paths;
+  if (!f.sacct.empty()) read.push_back(f.sacct);
+  Output out(f.out_file, read);
+  const auto jobs = jobs_under(f.paths);
+  if (jobs.empty()) throw Error("no job under the paths given", "give log files or directories");
+  std::vector<JobResult> results;
+  {
+    ProgressLine progress(f.paths, g);  // on a terminal only
+    results = analyse_jobs(jobs, opt, db);
+  }
+  JobSummary fleet;
+  bool any = false;
+  for (const auto& r : results)
+    if (r.summary) {
+      fleet = any ? merge_summaries(fleet, *r.summary) : *r.summary;
+      any = true;
+    }
+  if (!any) {
+    for (const auto& r : results) warn(fmt::format("{}: {}", r.name, r.error));
+    throw Error("no job could be analysed", "the warnings above say why for each");
+  }
+  if (format == OutputFormat::kSummary) {
+    render_summary(fleet, format, out.stream());
+  } else if (format == OutputFormat::kJson) {
+    nlohmann::json j;
+    j["schema_version"] = kJsonSchemaVersion;
+    j["fleet"] = nlohmann::json::parse(summary_json(fleet));
+    j["failed"] = nlohmann::json::array();
+    for (const auto& r : results)
+      if (!r.summary) j["failed"].push_back({{"input", r.name}, {"reason", r.error}});
+    if (share) j["scheduler"] = scheduler_json(*share, f.cluster_gpus);
+    out.stream() << j.dump(2) << '\n';
+  } else {
+    if (share) scheduler_text(*share, f.cluster_gpus, fleet, out.stream());
+    fleet_text(fleet, results, format, out.stream());
+  }
+  out.commit();
+  for (const auto& r : results)
+    if (!r.summary && format != OutputFormat::kText && format != OutputFormat::kMarkdown)
+      warn(fmt::format("{}: not analysed: {}", r.name, r.error));
+  return kExitOk;
+}
+
 Runner add_fleet(CLI::App& app, GlobalOptions& g) {
-  struct Flags {
-    std::vector<std::string> paths;
-    ModelFlags model;
-    HardwareFlags hw;
-    WorkFlags work;
-    std::string output = "text", out_file;
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<FleetFlags>();
   CLI::App* cmd = app.add_subcommand(
       "fleet", "Many jobs at once: the fleet's MFU, where its GPU time went, the worst jobs");
   cmd->footer(
@@ -181,41 +271,13 @@ Runner add_fleet(CLI::App& app, GlobalOptions& g) {
   add_model_flags(cmd, f->model);
   add_hardware_flags(cmd, f->hw);
   add_work_flags(cmd, f->work);
+  cmd->add_option("--sacct", f->sacct,
+                  "Slurm accounting of the cluster (sacct --parsable2 --format=JobID,JobName,"
+                  "Submit,Start,End,AllocTRES,NNodes,State): adds the scheduler's share");
+  cmd->add_option("--cluster-gpus", f->cluster_gpus, "GPUs in the cluster (with --sacct)");
   cmd->add_option("--output", f->output, "text, markdown, json or summary")->capture_default_str();
   cmd->add_option("-o,--output-file", f->out_file, "Write the report to FILE instead of stdout");
-  return [f, &g] {
-    const OutputFormat format = parse_output_format(f->output);
-    const AnalyzeOptions opt = analyze_options(f->model, f->hw, f->work);
-    const GpuDatabase db = load_gpu_db(g);
-    Output out(f->out_file, f->paths);
-    const auto jobs = jobs_under(f->paths);
-    if (jobs.empty()) throw Error("no job under the paths given", "give log files or directories");
-    std::vector<JobResult> results;
-    {
-      ProgressLine progress(f->paths, g);  // on a terminal only
-      results = analyse_jobs(jobs, opt, db);
-    }
-    JobSummary fleet;
-    bool any = false;
-    for (const auto& r : results)
-      if (r.summary) {
-        fleet = any ? merge_summaries(fleet, *r.summary) : *r.summary;
-        any = true;
-      }
-    if (!any) {
-      for (const auto& r : results) warn(fmt::format("{}: {}", r.name, r.error));
-      throw Error("no job could be analysed", "the warnings above say why for each");
-    }
-    if (format == OutputFormat::kSummary || format == OutputFormat::kJson)
-      render_summary(fleet, format, out.stream());
-    else
-      fleet_text(fleet, results, format, out.stream());
-    out.commit();
-    for (const auto& r : results)
-      if (!r.summary && format != OutputFormat::kText && format != OutputFormat::kMarkdown)
-        warn(fmt::format("{}: not analysed: {}", r.name, r.error));
-    return kExitOk;
-  };
+  return [f, &g] { return run_fleet(*f, g); };
 }
 
 }  // namespace mfu::cli

@@ -129,7 +129,8 @@ TEST(Fleet, TheFleetWaterfallIsTheSumOfItsJobsByHand) {
     io += n * 0.02 * (k % 2) * 8;
     flops += n * 1.5832e15;
   }
-  const auto r = test::run_mfu("fleet " + dir.string() + " --gpu h100-sxm --gpus 8 --output json");
+  const auto r =
+      test::run_mfu("fleet " + dir.string() + " --gpu h100-sxm --gpus 8 --output summary");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   auto gpu_s = [&](const char* bucket) {
