@@ -135,6 +135,7 @@ JobSummary merge_summaries(const JobSummary& a, const JobSummary& b) {
   add_to(s.gpu_ns_by_gpu, b.gpu_ns_by_gpu);
   add_to(s.gpu_ns_by_model, b.gpu_ns_by_model);
   add_to(s.gpu_ns_by_framework, b.gpu_ns_by_framework);
+  for (const auto& [key, m] : b.gpu_ns_by) add_to(s.gpu_ns_by[key], m);
   s.start_s = min_known(a.start_s, b.start_s);
   s.end_s = max_known(a.end_s, b.end_s);
   std::vector<std::string> inputs;
@@ -160,6 +161,8 @@ std::string summary_json(const JobSummary& s) {
   j["gpu_ns_by_gpu"] = map_json(s.gpu_ns_by_gpu);
   j["gpu_ns_by_model"] = map_json(s.gpu_ns_by_model);
   j["gpu_ns_by_framework"] = map_json(s.gpu_ns_by_framework);
+  j["gpu_ns_by"] = nlohmann::json::object();
+  for (const auto& [key, m] : s.gpu_ns_by) j["gpu_ns_by"][key] = map_json(m);
   j["start_s"] = std::isfinite(s.start_s) ? nlohmann::json(s.start_s) : nlohmann::json(nullptr);
   j["end_s"] = std::isfinite(s.end_s) ? nlohmann::json(s.end_s) : nlohmann::json(nullptr);
   j["inputs"] = s.inputs;
@@ -192,6 +195,8 @@ JobSummary parse_summary(std::string_view line, const std::string& origin) {
   s.gpu_ns_by_gpu = map_from(j.value("gpu_ns_by_gpu", nlohmann::json()), origin);
   s.gpu_ns_by_model = map_from(j.value("gpu_ns_by_model", nlohmann::json()), origin);
   s.gpu_ns_by_framework = map_from(j.value("gpu_ns_by_framework", nlohmann::json()), origin);
+  if (j.contains("gpu_ns_by") && j["gpu_ns_by"].is_object())
+    for (const auto& [key, m] : j["gpu_ns_by"].items()) s.gpu_ns_by[key] = map_from(m, origin);
   if (j.contains("start_s") && j["start_s"].is_number()) s.start_s = j["start_s"].get<double>();
   if (j.contains("end_s") && j["end_s"].is_number()) s.end_s = j["end_s"].get<double>();
   if (j.contains("inputs") && j["inputs"].is_array())

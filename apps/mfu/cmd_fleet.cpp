@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include "job_labels.hpp"
 #include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
@@ -65,7 +66,8 @@ struct JobResult {
 
 /// Analyses every job on all cores; each keeps only its summary or its error.
 std::vector<JobResult> analyse_jobs(const std::vector<std::vector<std::string>>& jobs,
-                                    const AnalyzeOptions& opt, const GpuDatabase& db) {
+                                    const AnalyzeOptions& opt, const GpuDatabase& db,
+                                    const JobLabels& labels) {
   std::vector<JobResult> results(jobs.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
@@ -75,7 +77,10 @@ std::vector<JobResult> analyse_jobs(const std::vector<std::vector<std::string>>&
       results[i].name = jobs[i].front();
       try {
         const Run run = ingest(jobs[i], io);
-        results[i].summary = summarize_job(analyze(run, opt, db), run);
+        JobSummary s = summarize_job(analyze(run, opt, db), run);
+        for (const auto& [key, value] : labels.of(jobs[i].front()))
+          s.gpu_ns_by[key][value] = s.gpu_ns;
+        results[i].summary = std::move(s);
       } catch (const Error& e) {
         results[i].error = e.what();
       } catch (const std::exception& e) {
@@ -199,7 +204,7 @@ struct FleetFlags {
   ModelFlags model;
   HardwareFlags hw;
   WorkFlags work;
-  std::string sacct;
+  std::string sacct, group_by, meta;
   int cluster_gpus = 0;
   std::string output = "text", out_file;
 };
@@ -216,12 +221,13 @@ int run_fleet(const FleetFlags& f, const GlobalOptions& g) {
   std::vector<std::string> read = f.paths;
   if (!f.sacct.empty()) read.push_back(f.sacct);
   Output out(f.out_file, read);
+  const JobLabels labels(f.group_by, f.meta);
   const auto jobs = jobs_under(f.paths);
   if (jobs.empty()) throw Error("no job under the paths given", "give log files or directories");
   std::vector<JobResult> results;
   {
     ProgressLine progress(f.paths, g);  // on a terminal only
-    results = analyse_jobs(jobs, opt, db);
+    results = analyse_jobs(jobs, opt, db, labels);
   }
   JobSummary fleet;
   bool any = false;
@@ -275,6 +281,11 @@ Runner add_fleet(CLI::App& app, GlobalOptions& g) {
                   "Slurm accounting of the cluster (sacct --parsable2 --format=JobID,JobName,"
                   "Submit,Start,End,AllocTRES,NNodes,State): adds the scheduler's share");
   cmd->add_option("--cluster-gpus", f->cluster_gpus, "GPUs in the cluster (with --sacct)");
+  cmd->add_option("--group-by", f->group_by,
+                  "A path pattern whose {keys} group the jobs, e.g. 'runs/{team}/{job}/'");
+  cmd->add_option("--meta", f->meta,
+                  "A job table (CSV: the job's name first, e.g. job,user,team,project): its "
+                  "columns group the jobs");
   cmd->add_option("--output", f->output, "text, markdown, json or summary")->capture_default_str();
   cmd->add_option("-o,--output-file", f->out_file, "Write the report to FILE instead of stdout");
   return [f, &g] { return run_fleet(*f, g); };

@@ -40,6 +40,8 @@ struct JobSummary {
   std::map<std::string, ExactCount> gpu_ns_by_gpu;        ///< accelerator id ("unknown")
   std::map<std::string, ExactCount> gpu_ns_by_model;      ///< model name ("unknown")
   std::map<std::string, ExactCount> gpu_ns_by_framework;  ///< the log's format
+  /// Any other grouping ("team" -> "vision" -> GPU time), from a job table or a path pattern.
+  std::map<std::string, std::map<std::string, ExactCount>> gpu_ns_by;
   double start_s = kUnknown;  ///< earliest log timestamp (Unix seconds), NaN when none
   double end_s = kUnknown;
   std::vector<std::string> inputs;  ///< sorted

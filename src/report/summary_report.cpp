@@ -64,6 +64,8 @@ void render_summary(const JobSummary& s, OutputFormat format, std::ostream& out)
   breakdown("by accelerator", s.gpu_ns_by_gpu, s.gpu_ns, md, out);
   breakdown("by model", s.gpu_ns_by_model, s.gpu_ns, md, out);
   breakdown("by framework", s.gpu_ns_by_framework, s.gpu_ns, md, out);
+  for (const auto& [key, m] : s.gpu_ns_by)
+    breakdown(fmt::format("by {}", key).c_str(), m, s.gpu_ns, md, out);
 }
 
 }  // namespace mfu

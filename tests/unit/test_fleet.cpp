@@ -38,6 +38,7 @@ JobSummary random_summary(std::mt19937_64& rng, int id) {
   s.gpu_ns_by_gpu[gpus[id % 3]] = s.gpu_ns;
   s.gpu_ns_by_model[fmt::format("model{}", id % 7)] = s.gpu_ns;
   s.gpu_ns_by_framework[id % 2 ? "megatron" : "native"] = s.gpu_ns;
+  s.gpu_ns_by["team"][fmt::format("team{}", id % 4)] = s.gpu_ns;
   s.start_s = 1.7e9 + static_cast<double>(big(rng) % 1000000);
   s.end_s = s.start_s + 3600;
   s.inputs = {fmt::format("job{:03}.log", id)};
@@ -178,6 +179,50 @@ TEST(Fleet, SummariesPerJobMergedInGroupsEqualTheFleet) {
   EXPECT_EQ(j["jobs"], 60);
   const auto text = test::run_mfu("merge " + (dir / "a.sum").string() + " --output text");
   EXPECT_NE(text.out.find("where the GPU time went"), std::string::npos) << text.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// Grouped by a path pattern and by a job table: team vision holds jobs a and b (10 steps of
+// 1 s and of 2 s on 8 GPUs: 80 + 160 = 240 GPU-s), team nlp job c (5 steps of 1 s: 40 GPU-s);
+// the table gives a and c to user ann and b to bo (ann 120, bo 160); job d is in neither.
+TEST(Fleet, GroupsByPathPatternAndJobTable) {
+  const fs::path dir = fs::temp_directory_path() / ("mfu-groups-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto job = [&](const fs::path& p, int steps, double t) {
+    std::string s = "{\"type\":\"meta\",\"gpus\":8,\"gpu\":\"h100-sxm\"}\n";
+    for (int i = 1; i <= steps; ++i)
+      s += fmt::format("{{\"step\":{},\"time_s\":{},\"model_flops\":1e15}}\n", i, t);
+    fs::create_directories(p.parent_path());
+    test::write_file(p, s);
+  };
+  job(dir / "runs/vision/a.jsonl", 10, 1.0);
+  job(dir / "runs/vision/b.jsonl", 10, 2.0);
+  job(dir / "runs/nlp/c.jsonl", 5, 1.0);
+  job(dir / "runs/nlp/d.jsonl", 5, 1.0);
+  test::write_file(dir / "jobs.csv", "job,user\na,ann\nb,bo\nc,ann\n");
+  const auto r = test::run_mfu("fleet " + (dir / "runs/vision").string() + " " +
+                               (dir / "runs/nlp").string() + " --group-by 'runs/{team}/' --meta " +
+                               (dir / "jobs.csv").string() + " --output summary");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  auto gpu_s = [&](const char* key, const char* value) {
+    return std::stod(j["gpu_ns_by"][key].value(value, std::string("0"))) * 1e-9;
+  };
+  EXPECT_NEAR(gpu_s("team", "vision"), 240, 1e-6);
+  EXPECT_NEAR(gpu_s("team", "nlp"), 80, 1e-6);
+  EXPECT_NEAR(gpu_s("user", "ann"), 120, 1e-6);
+  EXPECT_NEAR(gpu_s("user", "bo"), 160, 1e-6);
+  EXPECT_NEAR(gpu_s("user", "unmatched"), 40, 1e-6);
+  const auto text =
+      test::run_mfu("fleet " + (dir / "runs/vision").string() + " --group-by 'runs/{team}/'");
+  EXPECT_NE(text.out.find("by team"), std::string::npos) << text.out;
+  EXPECT_EQ(test::run_mfu("fleet " + dir.string() + " --group-by 'runs/team/'").exit_code, 2);
   fs::remove_all(dir);
 }
 
