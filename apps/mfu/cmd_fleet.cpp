@@ -117,12 +117,53 @@ void fleet_text(const JobSummary& fleet, std::vector<JobResult>& results, Output
                        format_gpu_time(lost_gpu_hours(*ok[i]->summary)),
                        std::isfinite(ok[i]->summary->mfu()) ? format_percent(ok[i]->summary->mfu())
                                                             : std::string("unknown"));
+  std::vector<const JobResult*> by_mfu;
+  for (const auto* r : ok)
+    if (std::isfinite(r->summary->mfu())) by_mfu.push_back(r);
+  std::sort(by_mfu.begin(), by_mfu.end(), [](const JobResult* a, const JobResult* b) {
+    return a->summary->mfu() < b->summary->mfu();
+  });
+  if (!by_mfu.empty()) out << "\nlowest MFU\n";
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, by_mfu.size()); ++i)
+    out << fmt::format("  {:<48} MFU {:>6} on {}\n", by_mfu[i]->name,
+                       format_percent(by_mfu[i]->summary->mfu()),
+                       format_gpu_time(by_mfu[i]->summary->gpu_hours()));
   bool header = false;
   for (const auto& r : results) {
     if (r.summary) continue;
     if (!header) out << "\njobs that could not be analysed\n";
     header = true;
     out << fmt::format("  {}: {}\n", r.name, r.error);
+  }
+}
+
+/// One CSV row per job: its GPU-hours, MFU and GPU-hours per bucket, or why it was not read.
+void fleet_csv(const std::vector<JobResult>& results, std::ostream& out) {
+  out << "job,analysed,gpu_hours,mfu";
+  for (std::size_t b = 0; b < kBucketCount; ++b)
+    out << ',' << bucket_key(static_cast<BucketId>(b)) << "_gpu_hours";
+  out << ",reason\n";
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+    return q + "\"";
+  };
+  for (const auto& r : results) {
+    out << quoted(r.name) << ',' << (r.summary ? 1 : 0);
+    if (r.summary) {
+      const JobSummary& s = *r.summary;
+      out << fmt::format(",{},{}", s.gpu_hours(),
+                         std::isfinite(s.mfu()) ? fmt::format("{}", s.mfu()) : std::string());
+      for (std::size_t b = 0; b < kBucketCount; ++b) {
+        const auto it = s.bucket_gpu_ns.find(bucket_key(static_cast<BucketId>(b)));
+        out << ',' << (it == s.bucket_gpu_ns.end() ? 0.0 : double(it->second) * 1e-9 / 3600);
+      }
+      out << ",\n";
+    } else {
+      out << ",,";
+      for (std::size_t b = 0; b < kBucketCount; ++b) out << ',';
+      out << ',' << quoted(r.error) << '\n';
+    }
   }
 }
 
@@ -242,6 +283,8 @@ int run_fleet(const FleetFlags& f, const GlobalOptions& g) {
   }
   if (format == OutputFormat::kSummary) {
     render_summary(fleet, format, out.stream());
+  } else if (format == OutputFormat::kCsv) {
+    fleet_csv(results, out.stream());
   } else if (format == OutputFormat::kJson) {
     nlohmann::json j;
     j["schema_version"] = kJsonSchemaVersion;
@@ -257,7 +300,8 @@ int run_fleet(const FleetFlags& f, const GlobalOptions& g) {
   }
   out.commit();
   for (const auto& r : results)
-    if (!r.summary && format != OutputFormat::kText && format != OutputFormat::kMarkdown)
+    if (!r.summary && format != OutputFormat::kText && format != OutputFormat::kMarkdown &&
+        format != OutputFormat::kCsv)
       warn(fmt::format("{}: not analysed: {}", r.name, r.error));
   return kExitOk;
 }
@@ -286,7 +330,9 @@ Runner add_fleet(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--meta", f->meta,
                   "A job table (CSV: the job's name first, e.g. job,user,team,project): its "
                   "columns group the jobs");
-  cmd->add_option("--output", f->output, "text, markdown, json or summary")->capture_default_str();
+  cmd->add_option("--output", f->output,
+                  "text, markdown, json, csv (a row per job) or summary (one line)")
+      ->capture_default_str();
   cmd->add_option("-o,--output-file", f->out_file, "Write the report to FILE instead of stdout");
   return [f, &g] { return run_fleet(*f, g); };
 }

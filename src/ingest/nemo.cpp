@@ -74,7 +74,7 @@ class NemoParser : public LineParser {
     std::string_view head = t.substr(0, bar);
     const auto fs = fields(t.substr(bar + 3), '|', ':');
     std::optional<double> iteration = number_after(head, ", iteration ");
-    record(fs, iteration, kUnknown, number);
+    record(fs, iteration, kUnknown, std::nullopt, number);
   }
 
   void nemo1(std::string_view t, std::uint64_t number) {
@@ -83,11 +83,11 @@ class NemoParser : public LineParser {
       out_.malformed(number, "a NeMo progress bar without its 'n/total [elapsed<remaining' part");
       return;
     }
-    record(fields(b->rest, ',', '='), b->n, b->elapsed_s, number);
+    record(fields(b->rest, ',', '='), b->n, b->elapsed_s, bar_seconds_per_step(*b), number);
   }
 
   void record(const std::vector<Field>& fs, std::optional<double> iteration, double elapsed_s,
-              std::uint64_t number) {
+              std::optional<double> rate_s, std::uint64_t number) {
     const auto global_step = field_number(fs, "global_step");
     if (!global_step && !iteration) return;
     Iteration it;
@@ -109,6 +109,12 @@ class NemoParser : public LineParser {
     if (auto mem = field_number(fs, "peak_memory_usage"))
       out_.meta("peak_memory_bytes", *mem, number, false);
     time_from_bar(it, elapsed_s);
+    if (!known(it.time_s) && rate_s && *rate_s > 0 && !known(prev_elapsed_s_)) {
+      // The first redraw has no earlier one to difference: tqdm's own rate ("41.36s/it", a
+      // moving average of the recent steps) times it.
+      it.time_s = *rate_s;
+      out_.field("time");
+    }
     if (out_.has_last() && out_.last().step == it.step) {
       out_.replace_last(it);  // a redraw of the same logged step
       return;

@@ -8,6 +8,8 @@
 #include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
+#include "mfu/scheduler.hpp"
+#include "mfu/summary.hpp"
 #include "mfu/units.hpp"
 #include "mfu/whatif.hpp"
 #include "text.hpp"
@@ -183,6 +185,32 @@ void check_jobs(std::string_view data) {
   }
 }
 
+/// Slurm accounting and job summaries: whatever the reader accepts gives a share whose parts
+/// add up to the capacity, and a summary line reads back to itself.
+void check_fleet(std::string_view data) {
+  try {
+    SlurmAccounting acct = parse_sacct(data, "fuzz.txt");
+    if (acct.jobs.size() > 2000) acct.jobs.resize(2000);
+    long long gpus = 1;
+    for (const auto& j : acct.jobs) gpus += std::max(0, j.gpus);
+    const SchedulerShare s = scheduler_share(acct, static_cast<int>(std::min(gpus, 1LL << 30)));
+    const double parts = s.allocated_gpu_h + s.idle_waiting_gpu_h + s.idle_gpu_h;
+    require(s.idle_gpu_h >= -1e-9 && s.idle_waiting_gpu_h >= -1e-9 && s.wasted_gpu_h >= 0 &&
+                s.wasted_gpu_h <= s.allocated_gpu_h + 1e-9,
+            "a negative part of the scheduler's share");
+    require(std::fabs(parts - s.capacity_gpu_h) <= 1e-6 * std::max(1.0, s.capacity_gpu_h),
+            "the scheduler's share does not add up to the capacity");
+  } catch (const Error&) {
+  }
+  for (std::string_view line : detail::split(data, '\n')) {
+    try {
+      const std::string once = summary_json(parse_summary(line, "fuzz"));
+      require(summary_json(parse_summary(once, "fuzz")) == once, "a summary does not read back");
+    } catch (const Error&) {
+    }
+  }
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = [] {
     std::vector<Target> t;
@@ -201,6 +229,7 @@ const std::vector<Target>& targets() {
     t.push_back({"quantity", "", check_quantity});
     t.push_back({"number", "", check_number});
     t.push_back({"jobs", "", check_jobs});
+    t.push_back({"fleet", "", check_fleet});
     return t;
   }();
   return all;

@@ -73,3 +73,32 @@ TEST(FairseqParser, ReadsHydraLinesAndDistrustsTheirRates) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// facebookresearch/fairseq issue #514 (2019 lines with the epoch summaries between them): by
+// hand, the second progress line covers 23,897 - 22,897 = 1,000 updates in 5,048 - 4,847 =
+// 201 s (0.201 s each; the log's own wpb / wps = 2,571 / 12,811 = 0.2007 s agrees within
+// 0.5%), of which train_wall 4,693 - 4,501 = 192 s inside the steps; the third 1,737 updates
+// in 360 s across the end of epoch 9 and its validation. The summaries ("| epoch 009 | loss
+// 6.233 | ...") are not progress lines; the two "valid on" lines are evaluations.
+TEST(FairseqParser, ReadsIssue514AcrossEpochSummaries) {
+  const mfu::Run r = ingest({test::test_data("fairseq_issue514_epochs8_10.log").string()});
+  EXPECT_EQ(r.format, "fairseq");
+  ASSERT_EQ(r.iterations.size(), 3u);
+  EXPECT_EQ(r.iterations[1].count, 1000u);
+  EXPECT_NEAR(r.iterations[1].time_s, 0.201, 1e-12);
+  EXPECT_NEAR(2571.0 / 12811.0, r.iterations[1].time_s, 0.005 * 0.201);
+  EXPECT_NEAR(r.iterations[1].at(Phase::kForwardBackward), 0.192, 1e-12);
+  EXPECT_EQ(r.iterations[2].count, 1737u);
+  EXPECT_NEAR(r.iterations[2].time_s, 360.0 / 1737.0, 1e-12);
+  EXPECT_DOUBLE_EQ(r.iterations[2].tokens, 2534);
+  EXPECT_NEAR(test::timed_seconds(r), 5408.0, 1e-6);  // wall= of the last line
+  std::size_t evals = 0;
+  for (const auto& e : r.events) evals += e.kind == EventKind::kEval;
+  EXPECT_EQ(evals, 2u);
+}
+
+}  // namespace
+}  // namespace mfu

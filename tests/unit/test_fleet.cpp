@@ -151,6 +151,13 @@ TEST(Fleet, TheFleetWaterfallIsTheSumOfItsJobsByHand) {
   EXPECT_NE(text.out.find("could not be analysed"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("notes.txt"), std::string::npos);
   EXPECT_NE(text.out.find("200 jobs"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("lowest MFU"), std::string::npos) << text.out;
+  // CSV: a row per job, the unreadable one with its reason.
+  const auto csv = test::run_mfu("fleet " + dir.string() + " --gpu h100-sxm --gpus 8 --output csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 202);
+  EXPECT_EQ(csv.out.rfind("job,analysed,gpu_hours,mfu,compute_gpu_hours", 0), 0u);
+  EXPECT_NE(csv.out.find("notes.txt\",0,"), std::string::npos);
   fs::remove_all(dir);
 }
 
