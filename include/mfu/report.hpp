@@ -9,9 +9,11 @@
 
 #include "mfu/analysis.hpp"
 #include "mfu/calc.hpp"
+#include "mfu/fleet.hpp"
 #include "mfu/gpu.hpp"
 #include "mfu/model.hpp"
 #include "mfu/run.hpp"
+#include "mfu/scheduler.hpp"
 #include "mfu/summary.hpp"
 #include "mfu/whatif.hpp"
 
@@ -67,6 +69,12 @@ void render_cluster(const ClusterReport& report, OutputFormat format, std::ostre
 /// Job summaries (`mfu merge`, `mfu fleet`): the fleet's MFU, GPU time per bucket, and by
 /// accelerator, model and framework; json and summary write the summary's line.
 void render_summary(const JobSummary& summary, OutputFormat format, std::ostream& out);
+
+/// `mfu fleet`: the scheduler's share (when `share` is given, of `cluster_gpus`), the fleet's
+/// summary, the worst jobs by lost GPU time and by MFU, the jobs not analysed; csv: a row per
+/// job; json: all of it; summary: the fleet's line. Throws mfu::Error when no job was analysed.
+void render_fleet(const FleetReport& fleet, const SchedulerShare* share, int cluster_gpus,
+                  OutputFormat format, std::ostream& out);
 
 /// `mfu inspect`: format, records, fields, metadata with sources, events, diagnostics.
 void render_inspect(const Run& run, OutputFormat format, std::ostream& out);

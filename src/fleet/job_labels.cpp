@@ -1,30 +1,14 @@
-#include "job_labels.hpp"
+#include "fleet/job_labels.hpp"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "io/csv.hpp"
 #include "mfu/error.hpp"
 
-namespace mfu::cli {
-namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"')
-      quoted = !quoted;
-    else if (c == ',' && !quoted)
-      out.emplace_back();
-    else if (c != '\r')
-      out.back() += c;
-  }
-  return out;
-}
-
-}  // namespace
+namespace mfu::detail {
 
 JobLabels::JobLabels(const std::string& pattern, const std::string& table) {
   if (!pattern.empty()) {
@@ -54,11 +38,13 @@ JobLabels::JobLabels(const std::string& pattern, const std::string& table) {
   if (!in) throw Error(fmt::format("cannot open the job table '{}'", table), "check the path");
   std::string line;
   if (!std::getline(in, line)) throw Error(fmt::format("the job table '{}' is empty", table));
-  const auto header = split_csv_line(line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();  // a table saved on Windows
+  const auto header = split_csv(line);
   table_keys_.assign(header.begin() + 1, header.end());
   for (std::size_t n = 2; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    auto cells = split_csv_line(line);
+    auto cells = split_csv(line);
     if (cells.size() != header.size())
       throw Error(fmt::format("{}:{}: {} fields, the header has {}", table, n, cells.size(),
                               header.size()));
@@ -84,4 +70,4 @@ std::map<std::string, std::string> JobLabels::of(const std::string& path) const 
   return out;
 }
 
-}  // namespace mfu::cli
+}  // namespace mfu::detail

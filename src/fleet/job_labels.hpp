@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace mfu::cli {
+namespace mfu::detail {
 
 class JobLabels {
  public:
@@ -25,4 +25,4 @@ class JobLabels {
   std::map<std::string, std::vector<std::string>> rows_;  // job id -> its values
 };
 
-}  // namespace mfu::cli
+}  // namespace mfu::detail
