@@ -11,7 +11,7 @@ build="build-essential cmake ninja-build pkg-config \
 tests=""
 if [ "${1:-}" = "--with-tests" ]; then
   tests="libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev \
-    python3 python3-torch python3-distributed gzip zstd jq time chromium"
+    python3 python3-torch python3-distributed gzip zstd jq time chromium groff-base bsdutils"
 elif [ -n "${1:-}" ]; then
   echo "usage: tools/setup.sh [--with-tests]" >&2
   exit 2

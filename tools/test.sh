@@ -13,6 +13,8 @@ export MFU_REQUIRE_BROWSER="${MFU_REQUIRE_BROWSER:-1}"
 export MFU_REQUIRE_TORCH="${MFU_REQUIRE_TORCH:-1}"
 # ... and python3-distributed: the Dask fleet example runs on a LocalCluster of two workers.
 export MFU_REQUIRE_DASK="${MFU_REQUIRE_DASK:-1}"
+# ... and groff (the manual page renders) and script(1) (the progress line on a terminal).
+export MFU_REQUIRE_TOOLS="${MFU_REQUIRE_TOOLS:-1}"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMFU_WERROR=ON -DMFU_BUILD_TESTS=ON -DMFU_BUILD_BENCH=ON
 cmake --build build -j "$JOBS"
 ctest --test-dir build -j "$JOBS" --output-on-failure

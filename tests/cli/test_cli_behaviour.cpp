@@ -66,7 +66,9 @@ TEST(ManPage, RendersWithEveryCommand) {
   for (const char* s : {".TH MFU 1", ".SH COMMANDS", ".SS analyze", ".SS check", ".SH EXIT STATUS",
                         "\\-\\-min\\-mfu"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
-  if (std::system("command -v groff >/dev/null 2>&1") != 0) GTEST_SKIP() << "no groff";
+  if (std::system("command -v groff >/dev/null 2>&1") != 0)
+    MFU_SKIP_OR_FAIL("MFU_REQUIRE_TOOLS",
+                     "no groff (tools/setup.sh --with-tests installs groff-base)");
   const fs::path page = temp_path("mfu.1");
   test::write_file(page, r.out);
   const std::string cmd = "groff -man -Tutf8 -ww " + page.string() + " 2>&1 >/dev/null";
@@ -111,7 +113,8 @@ TEST(Progress, SilentWhenPipedAndVerboseShowsInfo) {
 // On a terminal (a pseudo-terminal from script(1)), an input that takes more than a second to
 // read shows the progress line: stdin here is a pipe fed for two seconds.
 TEST(Progress, ATerminalSeesAProgressLineForSlowInputs) {
-  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  if (std::system("command -v script >/dev/null 2>&1") != 0)
+    MFU_SKIP_OR_FAIL("MFU_REQUIRE_TOOLS", "no script(1) (Debian's bsdutils has it)");
   const fs::path log = test::source_dir() / "examples/megatron-deepspeed_gpt3-125m_8gpu.log";
   const fs::path typescript = temp_path("typescript");
   const std::string inner = "(cat " + test::shell_quote(log.string()) + "; sleep 2) | " +
