@@ -2,9 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace mfu::detail {
 namespace {
+
+template <class Item>
+double value_of(const Item& item) {
+  if constexpr (std::is_arithmetic_v<Item>)
+    return item;
+  else
+    return item.value;
+}
 
 template <class Item>
 bool equal_weights(const std::vector<Item>& v) {
@@ -19,20 +28,28 @@ template <class Item>
 double equal_weight_quantile(std::vector<Item>& v, double q) {
   const double n = static_cast<double>(v.size());
   const double p = q * n - 0.5;
-  auto by_value = [](const Item& a, const Item& b) { return a.value < b.value; };
-  if (p <= 0) return std::min_element(v.begin(), v.end(), by_value)->value;
-  if (p >= n - 1) return std::max_element(v.begin(), v.end(), by_value)->value;
+  auto by_value = [](const Item& a, const Item& b) { return value_of(a) < value_of(b); };
+  if (p <= 0) return value_of(*std::min_element(v.begin(), v.end(), by_value));
+  if (p >= n - 1) return value_of(*std::max_element(v.begin(), v.end(), by_value));
   const auto lo = static_cast<std::size_t>(std::floor(p));
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end(), by_value);
-  const double a = v[lo].value;
+  const double a = value_of(v[lo]);
   const double f = p - static_cast<double>(lo);
   if (f == 0) return a;
-  const double b =
-      std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end(), by_value)->value;
+  const double b = value_of(
+      *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end(), by_value));
   return a + f * (b - a);
 }
 
 }  // namespace
+
+double quantile_of(std::vector<double> v, double q) {
+  return v.empty() ? kUnknown : equal_weight_quantile(v, q);
+}
+
+double median_of(std::vector<double> v) {
+  return quantile_of(std::move(v), 0.5);
+}
 
 template <class Item>
 double weighted_quantile(std::vector<Item>& v, double q) {

@@ -20,6 +20,11 @@ struct WeightedF {
   float weight;
 };
 
+/// Quantile q in [0,1] of equally weighted values, by the rule of weighted_quantile (position
+/// q*n - 0.5 between order statistics, so q=0.5 is the usual median); NaN when empty. O(n).
+[[nodiscard]] double quantile_of(std::vector<double> values, double q);
+[[nodiscard]] double median_of(std::vector<double> values);
+
 /// Quantile q in [0,1] of weighted values (reordered in place); NaN when empty. Instantiated
 /// for Weighted and WeightedF.
 template <class Item>

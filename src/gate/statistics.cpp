@@ -44,16 +44,6 @@ double mann_whitney_greater(const std::vector<double>& a, const std::vector<doub
 
 namespace detail {
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return kUnknown;
-  const std::size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
-  double hi = v[m];
-  if (v.size() % 2 == 1) return hi;
-  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m));
-  return (lo + hi) / 2.0;
-}
-
 std::pair<double, double> bootstrap_ratio_ci(const std::vector<double>& cur,
                                              const std::vector<double>& base, double alpha,
                                              std::uint64_t seed, int resamples) {

@@ -3,9 +3,9 @@
 #include <utility>
 #include <vector>
 
-namespace mfu::detail {
+#include "analysis/stats.hpp"  // median_of
 
-[[nodiscard]] double median_of(std::vector<double> v);
+namespace mfu::detail {
 
 /// Percentile bootstrap (Efron & Tibshirani 1993, ch. 13) of median(cur) / median(base):
 /// the (alpha/2, 1-alpha/2) interval from `resamples` resamples with a fixed seed.

@@ -142,34 +142,32 @@ void fix_section(const Analysis& a, std::ostream& out) {
     out << "<p id=\"attribute\">" << escape_markup(a.attribution_hint) << "</p>\n";
 }
 
+/// A wide table of numbers: a header row, then one row per entry.
+void numeric_table(const char* id, const std::vector<std::string>& header,
+                   const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
+  out << "<div class=\"wide\"><table id=\"" << id << "\"><tr>";
+  for (const auto& h : header) out << "<th class=\"num\">" << escape_markup(h) << "</th>";
+  out << "</tr>\n";
+  for (const auto& r : rows) {
+    out << "<tr>";
+    for (const auto& c : r) out << cell(c, true);
+    out << "</tr>\n";
+  }
+  out << "</table></div>\n";
+}
+
 void rank_section(const Analysis& a, std::ostream& out) {
   if (!a.trace) return;
   const TraceTable t = trace_rows(a);
   out << "<h2>Per rank</h2>\n";
   if (!t.header.empty()) {
-    out << "<div class=\"wide\"><table id=\"ranks\"><tr>";
-    for (const auto& h : t.header) out << "<th class=\"num\">" << escape_markup(h) << "</th>";
-    out << "</tr>\n";
-    for (const auto& r : t.rows) {
-      out << "<tr>";
-      for (const auto& c : r) out << cell(c, true);
-      out << "</tr>\n";
-    }
-    out << "</table></div>\n";
+    numeric_table("ranks", t.header, t.rows, out);
   }
   if (!t.step_rows.empty()) {
     out << "<h3>Per step</h3>\n";
     if (!t.step_note.empty())
       out << "<p class=\"small\">" << escape_markup(t.step_note) << "</p>\n";
-    out << "<div class=\"wide\"><table id=\"rank_steps\"><tr>";
-    for (const auto& h : t.step_header) out << "<th class=\"num\">" << escape_markup(h) << "</th>";
-    out << "</tr>\n";
-    for (const auto& r : t.step_rows) {
-      out << "<tr>";
-      for (const auto& c : r) out << cell(c, true);
-      out << "</tr>\n";
-    }
-    out << "</table></div>\n";
+    numeric_table("rank_steps", t.step_header, t.step_rows, out);
   }
   for (const auto& n : t.notes) out << "<p class=\"small\">" << escape_markup(n) << "</p>\n";
 }

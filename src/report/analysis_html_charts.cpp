@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "analysis/stats.hpp"
 #include "mfu/units.hpp"
 #include "report/analysis_common.hpp"
 #include "report/html_parts.hpp"
@@ -16,13 +17,6 @@
 
 namespace mfu::detail {
 namespace {
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return kUnknown;
-  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
 
 template <class F>
 Points series_of(const Analysis& a, F value) {
@@ -88,7 +82,7 @@ std::string step_time_chart(const Analysis& a, const BaselineOverlay& base) {
   // the axis: the scale stops at 3 x p95 and slower steps are drawn on the top edge.
   const double y_max = *std::max_element(t.begin(), t.end());
   const double y_cap =
-      std::max(3 * quantile(t, 0.95), std::isfinite(base.median_s) ? 1.2 * base.median_s : 0.0);
+      std::max(3 * quantile_of(t, 0.95), std::isfinite(base.median_s) ? 1.2 * base.median_s : 0.0);
   const bool clipped = y_max > y_cap;
   std::string title = "step time";
   if (clipped)
@@ -190,7 +184,7 @@ std::string step_histogram(const Analysis& a, const BaselineOverlay& base) {
   std::vector<double> all = v;
   all.insert(all.end(), base.step_times_s.begin(), base.step_times_s.end());
   const double lo = *std::min_element(all.begin(), all.end());
-  double hi = quantile(all, 0.99);
+  double hi = quantile_of(all, 0.99);
   if (!(hi > lo)) hi = lo * 1.01 + 1e-9;
   const std::size_t bins = std::clamp<std::size_t>(
       static_cast<std::size_t>(std::sqrt(static_cast<double>(v.size()))), 10, 40);
