@@ -134,7 +134,7 @@ class FairseqParser : public LineParser {
     if (!wps || !(*wps > 0) || !known(it.time_s) || !known(it.tokens) || !field(f, "wall")) return;
     const double from_clock = it.tokens / it.time_s;
     const double ratio = std::max(from_clock / *wps, *wps / from_clock);
-    if (ratio < 3) return;
+    if (!std::isfinite(ratio) || ratio < 3) return;
     if (rate_mismatch_++ == 0) mismatch_line_ = number;
     worst_ratio_ = std::max(worst_ratio_, ratio);
   }

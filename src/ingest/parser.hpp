@@ -42,7 +42,7 @@ class RunBuilder {
   void add(Iteration it);
   [[nodiscard]] bool has_last() const { return !run.iterations.empty(); }
   [[nodiscard]] Iteration last() const { return run.iterations.back(); }
-  void replace_last(const Iteration& it) { run.iterations.set(run.iterations.size() - 1, it); }
+  void replace_last(Iteration it);
   void add_event(Event e);
 
   /// The line being parsed: its number and what its peeled prefixes said (the line layer

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "ingest/parser.hpp"
 #include "ingest/text_scan.hpp"
@@ -12,7 +13,34 @@ namespace mfu::detail {
 RunBuilder::RunBuilder(Run& r, const IngestOptions& o, std::string label, std::uint16_t index)
     : run(r), options(o), file_index(index), label_(std::move(label)) {}
 
+/// A quantity a parser derived by dividing or scaling printed numbers can overflow (a wall clock
+/// of 1e308 s over two steps); whatever the parser, such a value is unknown, never infinite.
+namespace {
+
+bool clear_infinite(Iteration& it) {
+  bool any = false;
+  auto clear = [&any](double& v) {
+    if (std::isinf(v)) {
+      v = kUnknown;
+      any = true;
+    }
+  };
+  for (double* v : {&it.time_s, &it.timestamp_s, &it.tokens, &it.samples, &it.loss, &it.model_flops,
+                    &it.reported_flops_per_gpu, &it.reported_mfu})
+    clear(*v);
+  for (double& v : it.phase) clear(v);
+  return any;
+}
+
+}  // namespace
+
+void RunBuilder::replace_last(Iteration it) {
+  if (clear_infinite(it)) warn(it.line, "a number on this line is out of range: left unknown");
+  run.iterations.set(run.iterations.size() - 1, it);
+}
+
 void RunBuilder::add(Iteration it) {
+  if (clear_infinite(it)) warn(it.line, "a number on this line is out of range: left unknown");
   it.file = file_index;
   if (it.line == line_number_ && line_number_ > 0) {
     if (it.rank < 0) it.rank = line_.rank;

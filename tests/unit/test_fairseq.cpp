@@ -2,11 +2,33 @@
 // the samples of ../shared/samples-next/fairseq where they exist; values by hand from the lines.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "mfu/ingest.hpp"
 #include "test_util.hpp"
 
 namespace mfu {
 namespace {
+
+// A fuzz finding, as a class: a time derived by division (wall 1e308 s over 2.2e-16 updates)
+// overflows. Whatever the parser, RunBuilder leaves such a number unknown with a warning on its
+// line, never infinite; the first interval keeps its 1 s.
+TEST(FairseqParser, AnOverflowingDerivedTimeIsUnknownNotInfinite) {
+  const mfu::Run r = ingest_text(
+      "| epoch 001:   1 / 10 loss=1.0, wps=5, wpb=10, bsz=1, num_updates=1, wall=1\n"
+      "| epoch 001:   2 / 10 loss=1.0, wps=5, wpb=10, bsz=1, num_updates=1.0000000000000002, "
+      "wall=1e308\n",
+      "overflow.log");
+  ASSERT_EQ(r.format, "fairseq");
+  ASSERT_FALSE(r.iterations.empty());
+  EXPECT_DOUBLE_EQ(r.iterations[0].time_s, 1.0);
+  for (std::size_t i = 0; i < r.iterations.size(); ++i)
+    EXPECT_FALSE(std::isinf(r.iterations[i].time_s)) << i;
+  bool said = false;
+  for (const auto& d : r.diagnostics)
+    said = said || (d.line == 2 && d.message.find("out of range") != std::string::npos);
+  EXPECT_TRUE(said);
+}
 
 // facebookresearch/fairseq issue #301 (2018): "| epoch 010  2000 / 8223 loss=1.27 (1.50),
 // wps=962, wpb=908, ..." with no clock: an update takes wpb / wps = 908 / 962 = 0.9439 s. The
