@@ -11,6 +11,7 @@
 #include "mfu/fleet.hpp"
 #include "mfu/scheduler.hpp"
 #include "mfu/summary.hpp"
+#include "mfu/whatif.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 
@@ -61,7 +62,7 @@ struct FleetFlags {
   ModelFlags model;
   HardwareFlags hw;
   WorkFlags work;
-  std::string sacct, group_by, meta;
+  std::string sacct, jobs, group_by, meta;
   int cluster_gpus = 0;
   std::string output = "text", out_file;
 };
@@ -74,12 +75,17 @@ int run_fleet(const FleetFlags& f, const GlobalOptions& g) {
   opt.group_by = f.group_by;
   opt.job_table = f.meta;
   const GpuDatabase db = load_gpu_db(g);
-  if (!f.sacct.empty() && f.cluster_gpus < 1)
-    throw Error("--sacct needs --cluster-gpus: the share of a cluster is of its capacity");
+  const std::string& accounting = f.sacct.empty() ? f.jobs : f.sacct;
+  if (!accounting.empty() && f.cluster_gpus < 1)
+    throw Error(fmt::format("{} needs --cluster-gpus: the share of a cluster is of its capacity",
+                            f.sacct.empty() ? "--jobs" : "--sacct"));
   std::optional<SchedulerShare> share;
   if (!f.sacct.empty()) share = scheduler_share(load_sacct(f.sacct), f.cluster_gpus);
+  if (!f.jobs.empty())
+    share =
+        scheduler_share(accounting_from_jobs(load_jobs(f.jobs), f.cluster_gpus), f.cluster_gpus);
   std::vector<std::string> read = f.paths;
-  if (!f.sacct.empty()) read.push_back(f.sacct);
+  if (!accounting.empty()) read.push_back(accounting);
   Output out(f.out_file, read);
   FleetReport report;
   {
@@ -88,7 +94,8 @@ int run_fleet(const FleetFlags& f, const GlobalOptions& g) {
   }
   if (!report.total)
     for (const auto& r : report.jobs) warn(fmt::format("{}: {}", r.name, r.error));
-  render_fleet(report, share ? &*share : nullptr, f.cluster_gpus, format, out.stream());
+  render_fleet(report, share ? &*share : nullptr, f.cluster_gpus, format, out.stream(),
+               render_options(g, out.to_stdout()));
   out.commit();
   // The text and CSV reports list the jobs not analysed; the JSON and summary line go to a
   // program, so people see them on stderr.
@@ -116,14 +123,19 @@ Runner add_fleet(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--sacct", f->sacct,
                   "Slurm accounting of the cluster (sacct --parsable2 --format=JobID,JobName,"
                   "Submit,Start,End,AllocTRES,NNodes,State): adds the scheduler's share");
-  cmd->add_option("--cluster-gpus", f->cluster_gpus, "GPUs in the cluster (with --sacct)");
+  cmd->add_option("--jobs", f->jobs,
+                  "Or a job trace CSV as 'whatif cluster' reads (submit_s,gpus,duration_s; "
+                  "start_time and state where known): adds the scheduler's share")
+      ->excludes(cmd->get_option("--sacct"));
+  cmd->add_option("--cluster-gpus", f->cluster_gpus,
+                  "GPUs in the cluster (with --sacct or --jobs)");
   cmd->add_option("--group-by", f->group_by,
                   "A path pattern whose {keys} group the jobs, e.g. 'runs/{team}/{job}/'");
   cmd->add_option("--meta", f->meta,
                   "A job table (CSV: the job's name first, e.g. job,user,team,project): its "
                   "columns group the jobs");
   cmd->add_option("--output", f->output,
-                  "text, markdown, json, csv (a row per job) or summary (one line)")
+                  "text, markdown, json, csv (a row per job), html (a page) or summary (one line)")
       ->capture_default_str();
   cmd->add_option("-o,--output-file", f->out_file, "Write the report to FILE instead of stdout");
   return [f, &g] { return run_fleet(*f, g); };

@@ -72,9 +72,10 @@ void render_summary(const JobSummary& summary, OutputFormat format, std::ostream
 
 /// `mfu fleet`: the scheduler's share (when `share` is given, of `cluster_gpus`), the fleet's
 /// summary, the worst jobs by lost GPU time and by MFU, the jobs not analysed; csv: a row per
-/// job; json: all of it; summary: the fleet's line. Throws mfu::Error when no job was analysed.
+/// job; json: all of it; summary: the fleet's line; html: a self-contained page of it all
+/// (`options` gives its footer). Throws mfu::Error when no job was analysed.
 void render_fleet(const FleetReport& fleet, const SchedulerShare* share, int cluster_gpus,
-                  OutputFormat format, std::ostream& out);
+                  OutputFormat format, std::ostream& out, const RenderOptions& options = {});
 
 /// `mfu inspect`: format, records, fields, metadata with sources, events, diagnostics.
 void render_inspect(const Run& run, OutputFormat format, std::ostream& out);

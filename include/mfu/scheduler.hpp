@@ -29,7 +29,8 @@ struct SlurmJob {
 
 struct SlurmAccounting {
   std::vector<SlurmJob> jobs;
-  std::size_t step_lines = 0;  ///< "123.batch", "123.0" lines, folded into their job
+  std::string source = "Slurm accounting";  ///< what the jobs' times come from, for reports
+  std::size_t step_lines = 0;               ///< "123.batch", "123.0" lines, folded into their job
   std::size_t rows = 0;
 };
 
@@ -39,6 +40,14 @@ struct SlurmAccounting {
 /// NNodes, State. Throws mfu::Error naming the file and line of a bad row.
 [[nodiscard]] SlurmAccounting parse_sacct(std::string_view text, const std::string& origin);
 [[nodiscard]] SlurmAccounting load_sacct(const std::string& path);
+
+struct JobTrace;
+
+/// The jobs of a job trace (the CSV `whatif cluster` reads) as an accounting of a cluster of
+/// `cluster_gpus`: where every job that ran says when (start_time), those times; otherwise the
+/// start times of a first-come-first-served replay on the cluster's GPUs as one pool (no node
+/// boundaries), which `source` says. States where the trace has them (Helios, AcmeTrace).
+[[nodiscard]] SlurmAccounting accounting_from_jobs(const JobTrace& trace, int cluster_gpus);
 
 /// A job state that threw its GPU time away: FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
 /// OUT_OF_MEMORY, PREEMPTED, BOOT_FAIL, DEADLINE.
@@ -52,6 +61,7 @@ struct SchedulerShare {
   double idle_waiting_gpu_h = 0;  ///< held by nobody while a job waited that would have fit
   double idle_gpu_h = 0;          ///< held by nobody otherwise
   std::size_t jobs = 0, wasted_jobs = 0, gpu_jobs = 0;
+  std::string source;  ///< the accounting's
 };
 
 /// Sweeps the jobs' start and end times over a cluster of `cluster_gpus`. "Would have fit": a

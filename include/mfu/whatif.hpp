@@ -153,6 +153,8 @@ struct Job {
   double submit_s = 0;
   int gpus = 1;
   double duration_s = 0;
+  double start_s = kUnknown;  ///< when it ran, where the trace says (start_time); else unknown
+  std::string state;          ///< as the trace prints it (COMPLETED, FAILED, ...); "" if none
 };
 
 struct JobTrace {
@@ -161,7 +163,8 @@ struct JobTrace {
   std::size_t rows = 0;
 };
 
-/// Reads a job trace CSV with a header: submit_s, gpus, duration_s, other columns ignored.
+/// Reads a job trace CSV with a header: submit_s, gpus, duration_s, other columns ignored but
+/// start_time (or start_s) and state (or status), kept where present.
 /// Also accepted, for the public traces: submit_time/submitted_time (seconds or
 /// "YYYY-MM-DD HH:MM:SS"), gpu_num/num_gpus/gpu_count, duration/run_time, or start_time and
 /// end_time instead of a duration (SenseTime Helios, Shanghai AI Lab AcmeTrace). Plain, gzip or
@@ -183,6 +186,7 @@ struct ClusterResult {
       0;                          ///< jobs that waited while they fit the total free GPUs
   std::size_t jobs = 0;           ///< jobs replayed
   std::size_t unschedulable = 0;  ///< jobs larger than the cluster, left out
+  std::vector<double> start_s;    ///< per input job, when it started (NaN: left out)
 };
 
 /// Both placements of one trace, for reports.

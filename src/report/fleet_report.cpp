@@ -10,42 +10,31 @@
 #include "mfu/error.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
+#include "report/fleet_common.hpp"
 
 namespace mfu {
 namespace {
 
-double lost_gpu_hours(const JobSummary& s) {
-  const auto it = s.bucket_gpu_ns.find("compute");
-  const ExactCount ideal = it == s.bucket_gpu_ns.end() ? 0 : it->second;
-  return static_cast<double>(s.gpu_ns - ideal) * 1e-9 / 3600.0;
-}
+using detail::lost_gpu_hours;
+using detail::lowest_mfu_jobs;
+using detail::share_rows;
+using detail::worst_jobs;
 
 void fleet_text(const JobSummary& fleet, const std::vector<FleetJob>& results, OutputFormat format,
                 std::ostream& out) {
   render_summary(fleet, format, out);
-  std::vector<const FleetJob*> ok;
-  for (const auto& r : results)
-    if (r.summary) ok.push_back(&r);
-  std::sort(ok.begin(), ok.end(), [](const FleetJob* a, const FleetJob* b) {
-    return lost_gpu_hours(*a->summary) > lost_gpu_hours(*b->summary);
-  });
-  out << "\nworst jobs by GPU time lost (all but compute at peak)\n";
-  for (std::size_t i = 0; i < std::min<std::size_t>(10, ok.size()); ++i)
-    out << fmt::format("  {:<48} {:>22} lost, MFU {}\n", ok[i]->name,
-                       format_gpu_time(lost_gpu_hours(*ok[i]->summary)),
-                       std::isfinite(ok[i]->summary->mfu()) ? format_percent(ok[i]->summary->mfu())
-                                                            : std::string("unknown"));
-  std::vector<const FleetJob*> by_mfu;
-  for (const auto* r : ok)
-    if (std::isfinite(r->summary->mfu())) by_mfu.push_back(r);
-  std::sort(by_mfu.begin(), by_mfu.end(), [](const FleetJob* a, const FleetJob* b) {
-    return a->summary->mfu() < b->summary->mfu();
-  });
-  if (!by_mfu.empty()) out << "\nlowest MFU\n";
-  for (std::size_t i = 0; i < std::min<std::size_t>(10, by_mfu.size()); ++i)
-    out << fmt::format("  {:<48} MFU {:>6} on {}\n", by_mfu[i]->name,
-                       format_percent(by_mfu[i]->summary->mfu()),
-                       format_gpu_time(by_mfu[i]->summary->gpu_hours()));
+  const auto worst = worst_jobs(results, 10);
+  if (!worst.empty()) out << "\nworst jobs by GPU time lost (all but compute at peak)\n";
+  for (const FleetJob* j : worst)
+    out << fmt::format("  {:<48} {:>22} lost, MFU {}\n", j->name,
+                       format_gpu_time(lost_gpu_hours(*j->summary)),
+                       std::isfinite(j->summary->mfu()) ? format_percent(j->summary->mfu())
+                                                        : std::string("unknown"));
+  const auto lowest = lowest_mfu_jobs(results, 10);
+  if (!lowest.empty()) out << "\nlowest MFU\n";
+  for (const FleetJob* j : lowest)
+    out << fmt::format("  {:<48} MFU {:>6} on {}\n", j->name, format_percent(j->summary->mfu()),
+                       format_gpu_time(j->summary->gpu_hours()));
   bool header = false;
   for (const auto& r : results) {
     if (r.summary) continue;
@@ -74,7 +63,7 @@ void fleet_csv(const std::vector<FleetJob>& results, std::ostream& out) {
                          std::isfinite(s.mfu()) ? fmt::format("{}", s.mfu()) : std::string());
       for (std::size_t b = 0; b < kBucketCount; ++b) {
         const auto it = s.bucket_gpu_ns.find(bucket_key(static_cast<BucketId>(b)));
-        out << ',' << (it == s.bucket_gpu_ns.end() ? 0.0 : double(it->second) * 1e-9 / 3600);
+        out << ',' << (it == s.bucket_gpu_ns.end() ? 0.0 : detail::gpu_hours_of(it->second));
       }
       out << ",\n";
     } else {
@@ -89,24 +78,19 @@ void fleet_csv(const std::vector<FleetJob>& results, std::ostream& out) {
 /// waited that would have fit, and otherwise), what failed jobs held, what the rest held.
 void scheduler_text(const SchedulerShare& s, int cluster_gpus, const JobSummary& fleet,
                     std::ostream& out) {
-  auto row = [&](const std::string& what, double h) {
-    out << fmt::format("  {:<58} {:>22} {:>7}\n", what, format_gpu_time(h),
-                       format_percent(s.capacity_gpu_h > 0 ? h / s.capacity_gpu_h : 0));
-  };
-  out << fmt::format("the cluster: {} over {} = {} (Slurm accounting, {} with GPUs)\n",
+  out << fmt::format("the cluster: {} over {} = {} ({}, {} with GPUs)\n",
                      count_of(cluster_gpus, "GPU"), format_duration(s.span_s),
-                     format_gpu_time(s.capacity_gpu_h), count_of(double(s.gpu_jobs), "job"));
-  row("held by nobody while a job waited that would have fit", s.idle_waiting_gpu_h);
-  row("held by nobody, no job waiting that would fit", s.idle_gpu_h);
-  row(fmt::format("held by failed, cancelled or timed-out jobs ({})", s.wasted_jobs),
-      s.wasted_gpu_h);
-  row("held by the other jobs", s.allocated_gpu_h - s.wasted_gpu_h);
-  row("  of which the jobs analysed below", fleet.gpu_hours());
+                     format_gpu_time(s.capacity_gpu_h), s.source,
+                     count_of(double(s.gpu_jobs), "job"));
+  for (const auto& r : share_rows(s, fleet))
+    out << fmt::format("  {:<58} {:>22} {:>7}\n", r.what, format_gpu_time(r.gpu_h),
+                       format_percent(s.capacity_gpu_h > 0 ? r.gpu_h / s.capacity_gpu_h : 0));
   out << '\n';
 }
 
 nlohmann::json scheduler_json(const SchedulerShare& s, int cluster_gpus) {
   return {{"cluster_gpus", cluster_gpus},
+          {"source", s.source},
           {"span_s", s.span_s},
           {"capacity_gpu_hours", s.capacity_gpu_h},
           {"idle_while_jobs_waited_gpu_hours", s.idle_waiting_gpu_h},
@@ -119,8 +103,53 @@ nlohmann::json scheduler_json(const SchedulerShare& s, int cluster_gpus) {
 
 }  // namespace
 
+namespace detail {
+
+double gpu_hours_of(ExactCount gpu_ns) {
+  return static_cast<double>(gpu_ns) * 1e-9 / 3600.0;
+}
+
+double lost_gpu_hours(const JobSummary& s) {
+  const auto it = s.bucket_gpu_ns.find("compute");
+  const ExactCount ideal = it == s.bucket_gpu_ns.end() ? 0 : it->second;
+  return gpu_hours_of(s.gpu_ns - ideal);
+}
+
+std::vector<const FleetJob*> worst_jobs(const std::vector<FleetJob>& jobs, std::size_t n) {
+  std::vector<const FleetJob*> ok;
+  for (const auto& j : jobs)
+    if (j.summary) ok.push_back(&j);
+  std::stable_sort(ok.begin(), ok.end(), [](const FleetJob* a, const FleetJob* b) {
+    return lost_gpu_hours(*a->summary) > lost_gpu_hours(*b->summary);
+  });
+  if (ok.size() > n) ok.resize(n);
+  return ok;
+}
+
+std::vector<const FleetJob*> lowest_mfu_jobs(const std::vector<FleetJob>& jobs, std::size_t n) {
+  std::vector<const FleetJob*> known;
+  for (const auto& j : jobs)
+    if (j.summary && std::isfinite(j.summary->mfu())) known.push_back(&j);
+  std::stable_sort(known.begin(), known.end(), [](const FleetJob* a, const FleetJob* b) {
+    return a->summary->mfu() < b->summary->mfu();
+  });
+  if (known.size() > n) known.resize(n);
+  return known;
+}
+
+std::vector<ShareRow> share_rows(const SchedulerShare& s, const JobSummary& fleet) {
+  return {{"held by nobody while a job waited that would have fit", s.idle_waiting_gpu_h},
+          {"held by nobody, no job waiting that would fit", s.idle_gpu_h},
+          {fmt::format("held by failed, cancelled or timed-out jobs ({})", s.wasted_jobs),
+           s.wasted_gpu_h},
+          {"held by the other jobs", s.allocated_gpu_h - s.wasted_gpu_h},
+          {"  of which the jobs analysed below", fleet.gpu_hours()}};
+}
+
+}  // namespace detail
+
 void render_fleet(const FleetReport& f, const SchedulerShare* share, int cluster_gpus,
-                  OutputFormat format, std::ostream& out) {
+                  OutputFormat format, std::ostream& out, const RenderOptions& options) {
   if (!f.total) throw Error("no job could be analysed", "the reasons are listed for each job");
   switch (format) {
     case OutputFormat::kSummary: render_summary(*f.total, format, out); return;
@@ -141,9 +170,11 @@ void render_fleet(const FleetReport& f, const SchedulerShare* share, int cluster
       if (share) scheduler_text(*share, cluster_gpus, *f.total, out);
       fleet_text(*f.total, f.jobs, format, out);
       return;
-    case OutputFormat::kHtml: break;
+    case OutputFormat::kHtml:
+      detail::render_fleet_html(f, share, cluster_gpus, options, out);
+      return;
   }
-  throw Error("mfu fleet writes text, markdown, json, csv or summary");
+  throw Error("mfu fleet writes text, markdown, json, csv, html or summary");
 }
 
 }  // namespace mfu

@@ -86,6 +86,7 @@ ClusterResult replay_cluster(const std::vector<Job>& jobs, int nodes, int gpus_p
     throw Error("the cluster needs at least one node with at least one GPU");
   ClusterResult r;
   r.placement = placement;
+  r.start_s.assign(jobs.size(), kUnknown);
   const long long capacity = static_cast<long long>(nodes) * gpus_per_node;
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -136,6 +137,7 @@ ClusterResult replay_cluster(const std::vector<Job>& jobs, int nodes, int gpus_p
         break;
       }
       cl.take(parts, +1);
+      r.start_s[queue.front()] = now;
       const double wait = now - j.submit_s;
       wait_sum += wait;
       r.max_wait_s = std::max(r.max_wait_s, wait);

@@ -81,6 +81,13 @@ class JobParser {
     const auto gpus = parse_time(field(gpus_));  // a plain number
     if (!gpus || *gpus < 0 || std::fabs(*gpus - std::round(*gpus)) > 1e-9 || *gpus > 1e7)
       fail(fmt::format("the GPU count '{}' is not a whole number >= 0", field(gpus_)));
+    std::optional<double> start;
+    if (start_ >= 0 && !lower_trim(field(start_)).empty()) {
+      start = parse_time(field(start_));
+      if (!start)
+        fail(fmt::format("the start time '{}' is not a number of seconds or a date-time",
+                         field(start_)));
+    }
     double duration = 0;
     if (duration_ >= 0) {
       const auto d = parse_time(field(duration_));
@@ -100,6 +107,9 @@ class JobParser {
     j.submit_s = *submit;
     j.gpus = static_cast<int>(std::lround(*gpus));
     j.duration_s = duration;
+    if (start) j.start_s = *start;
+    if (state_ >= 0) j.state = lower_trim(field(state_));
+    for (char& c : j.state) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     j.name = name_ >= 0 ? std::string(field(name_)) : fmt::format("line {}", line_no);
     trace_.jobs.push_back(std::move(j));
   }
@@ -112,7 +122,10 @@ class JobParser {
                      [](const Job& a, const Job& b) { return a.submit_s < b.submit_s; });
     if (!trace_.jobs.empty()) {
       const double t0 = trace_.jobs.front().submit_s;
-      for (auto& j : trace_.jobs) j.submit_s -= t0;
+      for (auto& j : trace_.jobs) {
+        j.submit_s -= t0;
+        j.start_s -= t0;  // NaN stays NaN
+      }
     }
     return std::move(trace_);
   }
@@ -128,6 +141,7 @@ class JobParser {
     start_ = find_column(h, {"start_time", "start_s"});
     end_ = find_column(h, {"end_time", "end_s"});
     name_ = find_column(h, {"name", "job_name", "job_id", "jobid", "id"});
+    state_ = find_column(h, {"state", "status", "job_state"});
     std::vector<std::string> missing;
     if (submit_ < 0) missing.emplace_back("submit_s");
     if (gpus_ < 0) missing.emplace_back("gpus");
@@ -147,7 +161,7 @@ class JobParser {
 
   std::string origin_;
   bool have_header_ = false;
-  int submit_ = -1, gpus_ = -1, duration_ = -1, start_ = -1, end_ = -1, name_ = -1;
+  int submit_ = -1, gpus_ = -1, duration_ = -1, start_ = -1, end_ = -1, name_ = -1, state_ = -1;
   JobTrace trace_;
 };
 

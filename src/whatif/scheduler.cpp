@@ -12,6 +12,7 @@
 #include "io/source.hpp"
 #include "io/timestamp.hpp"
 #include "mfu/error.hpp"
+#include "mfu/whatif.hpp"
 #include "text.hpp"
 
 namespace mfu {
@@ -126,9 +127,47 @@ SlurmAccounting load_sacct(const std::string& path) {
                      path);
 }
 
+SlurmAccounting accounting_from_jobs(const JobTrace& trace, int cluster_gpus) {
+  if (cluster_gpus < 1) throw Error("the cluster's GPU count must be at least 1");
+  // A job that never held GPU time needs no start; any other without one means replaying all.
+  bool replay = false;
+  for (const auto& j : trace.jobs)
+    replay = replay || (!std::isfinite(j.start_s) && j.duration_s > 0);
+  SlurmAccounting acct;
+  acct.rows = trace.rows;
+  std::vector<double> starts(trace.jobs.size());
+  if (replay) {
+    starts = replay_cluster(trace.jobs, 1, cluster_gpus, Placement::kPack).start_s;
+    acct.source = "job trace, start times replayed first come first served";
+  } else {
+    for (std::size_t i = 0; i < trace.jobs.size(); ++i) starts[i] = trace.jobs[i].start_s;
+    acct.source = "job trace";
+  }
+  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+    const Job& t = trace.jobs[i];
+    if (!std::isfinite(starts[i])) {
+      if (t.duration_s > 0)
+        throw Error(fmt::format("job '{}' needs {} GPUs and the cluster has {}", t.name, t.gpus,
+                                cluster_gpus),
+                    "give the cluster's whole GPU count");
+      continue;  // never ran
+    }
+    SlurmJob j;
+    j.id = j.name = t.name;
+    j.state = t.state;
+    j.submit_s = t.submit_s;
+    j.start_s = starts[i];
+    j.end_s = starts[i] + t.duration_s;
+    j.gpus = t.gpus;
+    acct.jobs.push_back(std::move(j));
+  }
+  return acct;
+}
+
 SchedulerShare scheduler_share(const SlurmAccounting& acct, int cluster_gpus) {
   if (cluster_gpus < 1) throw Error("the cluster's GPU count must be at least 1");
   SchedulerShare s;
+  s.source = acct.source;
   // Events: +gpus at start, -gpus at end; a job waits from submit to start.
   struct Change {
     double t;

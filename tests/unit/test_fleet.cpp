@@ -89,32 +89,65 @@ TEST(JobSummaryMerge, TheLineReadsBackToTheSameSummary) {
   EXPECT_EQ(to_decimal(static_cast<ExactCount>(1) << 100), "1267650600228229401496703205376");
 }
 
-/// 200 jobs on 8 x H100 SXM (989.5 TFLOP/s dense BF16), half native JSON Lines and half
-/// native CSV, plus one file that is no log. Job k: 10 + k % 5 steps of 0.5 + 0.1 (k % 3) s,
-/// exposed communication 50 ms and data wait 20 ms x (k % 2) per step (timed), 1.5832e15 model
-/// FLOPs a step: 0.2 s at peak on 8 GPUs.
-fs::path write_fleet() {
-  const fs::path dir = fs::temp_directory_path() / ("mfu-fleet-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  for (int k = 0; k < 200; ++k) {
-    const int n = 10 + k % 5;
-    const double t = 0.5 + 0.1 * (k % 3), d = 0.02 * (k % 2);
-    std::string s;
-    if (k % 2 == 0) {
+/// 200 jobs on 8 x H100 SXM (989.5 TFLOP/s dense BF16) of four readers, k % 4: native JSON
+/// Lines, native CSV, nanotron and Megatron-LM text; plus one file that is no log. Job k has
+/// 10 + k % 5 steps of step_s(k), and 0.2 s of model FLOPs at peak on 8 GPUs a step: 1.5832e15
+/// FLOPs in the native files, and in the text logs the framework's own count, printed per GPU:
+/// 989.5 x 0.2 / step_s TFLOP/s (395.8, 316.64 or 247.375, exact decimals). The native jobs
+/// also time 50 ms of exposed communication and 20 ms x (k % 2) of data wait a step; the text
+/// logs time nothing else.
+bool native_job(int k) {
+  return k % 4 < 2;
+}
+double step_s(int k) {
+  if (native_job(k)) return 0.5 + 0.1 * (k % 3);
+  const double t[] = {0.5, 0.625, 0.8};
+  return t[k % 3];
+}
+
+std::string job_text(int k, int n) {
+  const double t = step_s(k), d = 0.02 * (k % 2), tflops = 989.5 * 0.2 / t;
+  std::string s;
+  switch (k % 4) {
+    case 0:
       s = "{\"type\":\"meta\",\"gpus\":8,\"gpu\":\"h100-sxm\"}\n";
       for (int i = 1; i <= n; ++i)
         s += fmt::format(
             "{{\"step\":{},\"time_s\":{},\"model_flops\":1.5832e15,\"comm_s\":0.05,\"data_s\":{}}}"
             "\n",
             i, t, d);
-      test::write_file(dir / fmt::format("job{:03}.jsonl", k), s);
-    } else {
+      return s;
+    case 1:
       s = "step,time_s,model_flops,comm_s,data_s\n";
       for (int i = 1; i <= n; ++i) s += fmt::format("{},{},1.5832e15,0.05,{}\n", i, t, d);
-      test::write_file(dir / fmt::format("job{:03}.csv", k), s);
-    }
+      return s;
+    case 2:
+      for (int i = 1; i <= n; ++i)
+        s += fmt::format(
+            "[INFO|DP=0|PP=0|TP=0]: iteration: {} / 100 | consumed_tokens: {}M | "
+            "elapsed_time_per_iteration_ms: {} | tokens_per_sec: 833K | global_batch_size: 128 | "
+            "lm_loss: 2.1 | model_tflops_per_gpu: {}\n",
+            i, i, t * 1000, tflops);
+      return s;
+    default:
+      for (int i = 1; i <= n; ++i)
+        s += fmt::format(
+            " iteration {:8d}/     100 | consumed samples: {:10d} | elapsed time per iteration "
+            "(ms): {:.1f} | throughput per GPU (TFLOP/s/GPU): {} | learning rate: 1.000000E-04 | "
+            "global batch size:   128 | lm loss: 2.100000E+00 | loss scale: 1.0 | number of "
+            "skipped iterations:   0 | number of nan iterations:   0 |\n",
+            i, i * 128, t * 1000, tflops);
+      return s;
   }
+}
+
+fs::path write_fleet() {
+  const fs::path dir = fs::temp_directory_path() / ("mfu-fleet-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const char* ext[] = {"jsonl", "csv", "log", "log"};
+  for (int k = 0; k < 200; ++k)
+    test::write_file(dir / fmt::format("job{:03}.{}", k, ext[k % 4]), job_text(k, 10 + k % 5));
   test::write_file(dir / "notes.txt", "not a training log\n");
   return dir;
 }
@@ -124,10 +157,12 @@ TEST(Fleet, TheFleetWaterfallIsTheSumOfItsJobsByHand) {
   double total = 0, compute = 0, comm = 0, io = 0, flops = 0;
   for (int k = 0; k < 200; ++k) {
     const int n = 10 + k % 5;
-    total += n * (0.5 + 0.1 * (k % 3)) * 8;
+    total += n * step_s(k) * 8;
     compute += n * 0.2 * 8;
-    comm += n * 0.05 * 8;
-    io += n * 0.02 * (k % 2) * 8;
+    if (native_job(k)) {
+      comm += n * 0.05 * 8;
+      io += n * 0.02 * (k % 2) * 8;
+    }
     flops += n * 1.5832e15;
   }
   const auto r =
@@ -144,7 +179,16 @@ TEST(Fleet, TheFleetWaterfallIsTheSumOfItsJobsByHand) {
   EXPECT_NEAR(gpu_s("io"), io, 1e-9 * io);
   EXPECT_NEAR(std::stod(j["model_flops"].get<std::string>()), flops, 1e-9 * flops);
   EXPECT_NEAR(j["mfu"].get<double>(), compute / total, 1e-9);
-  EXPECT_EQ(j["gpu_ns_by_framework"].size(), 2u);  // native and native_csv
+  // native, native-csv, nanotron and megatron, 50 jobs each: their GPU time by hand.
+  ASSERT_EQ(j["gpu_ns_by_framework"].size(), 4u) << j["gpu_ns_by_framework"].dump();
+  const char* framework[] = {"native", "native-csv", "nanotron", "megatron"};
+  for (int kind = 0; kind < 4; ++kind) {
+    double by_hand = 0;
+    for (int k = kind; k < 200; k += 4) by_hand += (10 + k % 5) * step_s(k) * 8;
+    EXPECT_NEAR(std::stod(j["gpu_ns_by_framework"].value(framework[kind], std::string("0"))) * 1e-9,
+                by_hand, 1e-9 * by_hand)
+        << framework[kind];
+  }
   // The text report names the job it could not read, with the reason.
   const auto text = test::run_mfu("fleet " + dir.string() + " --gpu h100-sxm --gpus 8");
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -158,6 +202,38 @@ TEST(Fleet, TheFleetWaterfallIsTheSumOfItsJobsByHand) {
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 202);
   EXPECT_EQ(csv.out.rfind("job,analysed,gpu_hours,mfu,compute_gpu_hours", 0), 0u);
   EXPECT_NE(csv.out.find("notes.txt\",0,"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// The HTML page says what the text report says: the same headline, the bucket's GPU time, the
+// four frameworks, the unreadable job with its reason; a job's name is escaped, not markup.
+TEST(Fleet, TheHtmlPageHoldsTheTextReportsNumbers) {
+  const fs::path dir = write_fleet();
+  test::write_file(dir / "x<b>y.jsonl", "{\"no\": \"steps\"}\n");  // listed as not analysed
+  const std::string args = "fleet " + dir.string() + " --gpu h100-sxm --gpus 8";
+  const auto text = test::run_mfu(args);
+  const auto html = test::run_mfu(args + " --output html");
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_NE(html.out.find("<h1>200 jobs on "), std::string::npos) << html.out.substr(0, 400);
+  const auto mfu_at = text.out.find("MFU ");
+  const std::string mfu = text.out.substr(mfu_at, text.out.find(' ', mfu_at + 4) - mfu_at);
+  EXPECT_NE(html.out.find(mfu + "</h1>"), std::string::npos) << mfu;
+  for (const char* id : {"id=\"summary\"", "id=\"buckets\"", "id=\"worst\"", "id=\"lowest\"",
+                         "id=\"failed\"", "<td>nanotron</td>", "<td>megatron</td>", "notes.txt"})
+    EXPECT_NE(html.out.find(id), std::string::npos) << id;
+  EXPECT_NE(html.out.find("x&lt;b&gt;y.jsonl"), std::string::npos);
+  EXPECT_EQ(html.out.find("x<b>y"), std::string::npos);
+  EXPECT_EQ(html.out.find("<script"), std::string::npos);
+  // The compute row's GPU time is the text report's.
+  const auto row = text.out.find("compute at peak");
+  ASSERT_NE(row, std::string::npos);
+  std::string gpu_time = text.out.substr(row + 15, text.out.find("GPU-", row) - row - 15);
+  gpu_time.erase(0, gpu_time.find_first_not_of(' '));
+  gpu_time.erase(gpu_time.find_last_not_of(' ') + 1);
+  const auto html_row = html.out.find("<td>compute at peak</td>");
+  ASSERT_NE(html_row, std::string::npos);
+  EXPECT_EQ(html.out.find("<td class=\"num\">" + gpu_time + " GPU-", html_row), html_row + 24)
+      << gpu_time;
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,7 @@
 
 #include "mfu/error.hpp"
 #include "mfu/scheduler.hpp"
+#include "mfu/whatif.hpp"
 #include "test_util.hpp"
 
 namespace mfu {
@@ -71,6 +72,52 @@ TEST(SchedulerShare, ACraftedClusterByHand) {
   EXPECT_DOUBLE_EQ(p.wasted_gpu_h, 6);
 }
 
+// The crafted cluster as a job trace CSV, a second path to the same share. With the start and
+// end times and states, exactly the sacct figures. Without them (submit, GPUs, duration only),
+// a first-come-first-served replay on 8 GPUs: A (6) starts at 0; B (4) waits, 2 free; C (2)
+// arrives at 1 h and waits behind B (no backfilling) though it fits: idle while waiting 2 GPU-h;
+// at 2 h A ends, B and C start; B ends at 3 h, C at 4 h: the schedule sacct recorded, so the
+// same numbers again, but C's failure is unknown (no state column): nothing wasted.
+TEST(SchedulerShare, AJobTraceGivesTheSameShareAsTheAccounting) {
+  const SchedulerShare by_sacct = scheduler_share(parse_sacct(crafted(2), "crafted"), 8);
+  const std::string with_times =
+      "job_id,gpu_num,submit_time,start_time,end_time,state\n"
+      "A,6,2024-01-01 00:00:00,2024-01-01 00:00:00,2024-01-01 02:00:00,COMPLETED\n"
+      "B,4,2024-01-01 00:00:00,2024-01-01 02:00:00,2024-01-01 03:00:00,COMPLETED\n"
+      "C,2,2024-01-01 01:00:00,2024-01-01 02:00:00,2024-01-01 04:00:00,Failed\n"
+      "cpu,0,2024-01-01 00:00:00,2024-01-01 00:00:00,2024-01-01 01:00:00,CANCELLED\n";
+  const SchedulerShare t = scheduler_share(accounting_from_jobs(parse_jobs(with_times, "t"), 8), 8);
+  EXPECT_EQ(t.source, "job trace");
+  for (auto [a, b] : {std::pair{t.capacity_gpu_h, by_sacct.capacity_gpu_h},
+                      {t.allocated_gpu_h, by_sacct.allocated_gpu_h},
+                      {t.wasted_gpu_h, by_sacct.wasted_gpu_h},
+                      {t.idle_waiting_gpu_h, by_sacct.idle_waiting_gpu_h},
+                      {t.idle_gpu_h, by_sacct.idle_gpu_h}})
+    EXPECT_DOUBLE_EQ(a, b);
+  EXPECT_DOUBLE_EQ(t.wasted_gpu_h, 4);
+  const std::string replayed =
+      "name,submit_s,gpus,duration_s\nA,0,6,7200\nB,0,4,3600\n"
+      "C,3600,2,7200\n";
+  const SchedulerShare r = scheduler_share(accounting_from_jobs(parse_jobs(replayed, "r"), 8), 8);
+  EXPECT_NE(r.source.find("replayed"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r.capacity_gpu_h, 32);
+  EXPECT_DOUBLE_EQ(r.allocated_gpu_h, 20);
+  EXPECT_DOUBLE_EQ(r.idle_waiting_gpu_h, 2);
+  EXPECT_DOUBLE_EQ(r.idle_gpu_h, 10);
+  EXPECT_DOUBLE_EQ(r.wasted_gpu_h, 0);
+  // Perturbed: C arrives at 2 h, when A has ended: nobody waits while GPUs are free.
+  const SchedulerShare late = scheduler_share(
+      accounting_from_jobs(
+          parse_jobs("name,submit_s,gpus,duration_s\nA,0,6,7200\nB,0,4,3600\nC,7200,2,7200\n",
+                     "late"),
+          8),
+      8);
+  EXPECT_DOUBLE_EQ(late.idle_waiting_gpu_h, 0);
+  EXPECT_DOUBLE_EQ(late.idle_gpu_h, 12);
+  // A job larger than the cluster cannot have run on it.
+  EXPECT_THROW((void)accounting_from_jobs(parse_jobs(replayed, "r"), 4), Error);
+}
+
 TEST(SchedulerShare, RefusesAClusterSmallerThanItsJobs) {
   EXPECT_THROW((void)scheduler_share(parse_sacct(crafted(2), "crafted"), 4), Error);
   EXPECT_THROW((void)parse_sacct("JobName|State\nx|COMPLETED\n", "no id"), Error);
@@ -91,6 +138,17 @@ TEST(SchedulerShare, FleetAddsTheSchedulersShare) {
   const auto no_size =
       test::run_mfu("fleet examples/classic_330ms.jsonl --sacct " + (dir / "jobs.txt").string());
   EXPECT_EQ(no_size.exit_code, 2);
+  test::write_file(dir / "jobs.csv", "name,submit_s,gpus,duration_s\nA,0,6,7200\nB,0,4,3600\n");
+  const auto trace = test::run_mfu("fleet examples/classic_330ms.jsonl --jobs " +
+                                   (dir / "jobs.csv").string() + " --cluster-gpus 8");
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  EXPECT_NE(trace.out.find("job trace, start times replayed first come first served"),
+            std::string::npos)
+      << trace.out;
+  const auto both =
+      test::run_mfu("fleet examples/classic_330ms.jsonl --jobs " + (dir / "jobs.csv").string() +
+                    " --sacct " + (dir / "jobs.txt").string() + " --cluster-gpus 8");
+  EXPECT_EQ(both.exit_code, 2);
   std::filesystem::remove_all(dir);
 }
 
