@@ -81,13 +81,9 @@ class JobParser {
     const auto gpus = parse_time(field(gpus_));  // a plain number
     if (!gpus || *gpus < 0 || std::fabs(*gpus - std::round(*gpus)) > 1e-9 || *gpus > 1e7)
       fail(fmt::format("the GPU count '{}' is not a whole number >= 0", field(gpus_)));
-    std::optional<double> start;
-    if (start_ >= 0 && !lower_trim(field(start_)).empty()) {
-      start = parse_time(field(start_));
-      if (!start)
-        fail(fmt::format("the start time '{}' is not a number of seconds or a date-time",
-                         field(start_)));
-    }
+    // Kept where it reads; a trace with a duration may leave it empty or "None" for jobs that
+    // never started, and only a duration computed from it needs it.
+    const std::optional<double> start = start_ >= 0 ? parse_time(field(start_)) : std::nullopt;
     double duration = 0;
     if (duration_ >= 0) {
       const auto d = parse_time(field(duration_));
