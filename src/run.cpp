@@ -1,6 +1,8 @@
 #include "mfu/run.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -59,15 +61,170 @@ namespace {
 
 constexpr std::size_t kChunk = 1u << 16;
 
-/// A column stored in fixed-size chunks: no reallocation spikes when it grows.
+/// Equality that treats NaN as equal to NaN (a missing value matches a missing value).
+template <class T>
+bool same_value(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return a == b || (std::isnan(a) && std::isnan(b));
+  } else {
+    return a == b;
+  }
+}
+
+/// A column of one field of the records. Most columns of a real log follow a rule: steps and
+/// line numbers count up by a fixed stride, tokens per step and the file index stay constant.
+/// Such a column holds only the rule (first index, base, stride) and the values that break it
+/// (exceptions, sorted by index); it turns into plain storage, in fixed-size chunks (no
+/// reallocation spikes when it grows), once exceptions would take more than half that storage.
+/// Integer columns may have a stride; floating-point ones are constant (stride 0).
 template <class T>
 class Column {
  public:
   explicit Column(T fill) : fill_(fill) {}
-  [[nodiscard]] bool active() const { return !chunks_.empty() || size_ > 0; }
+  [[nodiscard]] bool active() const { return size_ > 0; }
   [[nodiscard]] T get(std::size_t i) const {
-    if (i >= size_) return fill_;
-    return chunks_[i / kChunk][i % kChunk];
+    if (i >= size_ || i < first_) return fill_;
+    if (dense_) return chunks_[i / kChunk][i % kChunk];
+    if (!exceptions_.empty()) {
+      const auto it = find(i);
+      if (it != exceptions_.end() && it->first == i) return it->second;
+    }
+    return rule(i);
+  }
+  void put(std::size_t i, T v) {
+    if (size_ == 0) {  // the first value sets the rule
+      first_ = i;
+      base_ = v;
+      size_ = i + 1;
+      return;
+    }
+    if (dense_) {
+      put_dense(i, v);
+      return;
+    }
+    if (i < first_ || i > size_) {
+      // Before the first value or past a gap, the unwritten slots hold the fill value, which
+      // the rule does not give: plain storage keeps them.
+      materialize();
+      put_dense(i, v);
+      return;
+    }
+    if constexpr (std::is_integral_v<T>) learn_stride(i, v);
+    if (i >= size_) size_ = i + 1;
+    const auto it = find(i);
+    const bool has = it != exceptions_.end() && it->first == i;
+    if (same_value(v, rule(i))) {
+      if (has) exceptions_.erase(it);
+      return;
+    }
+    if (has) {
+      it->second = v;
+      return;
+    }
+    exceptions_.insert(it, {i, v});
+    if (exceptions_.size() > 64 &&
+        exceptions_.size() * sizeof(exceptions_[0]) * 2 > (size_ - first_) * sizeof(T))
+      materialize();
+  }
+  /// Appends the first `count` values of `o` after index `at`, freeing o's storage as it goes
+  /// so that appending a large table does not hold both copies at once.
+  void append(Column&& o, std::size_t at, std::size_t count) {
+    if (!o.active()) return;  // all fill values: get() already returns them
+    for (std::size_t i = 0; i < count; ++i) {
+      put(at + i, o.get(i));
+      if (o.dense_ && (i + 1) % kChunk == 0) o.chunks_[i / kChunk].reset();
+    }
+    o.clear();
+  }
+  void resize_down(std::size_t n) {
+    if (size_ <= n) return;
+    if (dense_) {
+      for (std::size_t i = n; i < size_; ++i) chunks_[i / kChunk][i % kChunk] = fill_;
+    } else {
+      exceptions_.erase(find(n), exceptions_.end());
+    }
+    size_ = n;
+    if (size_ <= first_) clear();
+  }
+  [[nodiscard]] std::size_t bytes() const {
+    if (!dense_) return exceptions_.capacity() * sizeof(exceptions_[0]);
+    return chunks_.empty() ? 0 : (cap0_ + (chunks_.size() - 1) * kChunk) * sizeof(T);
+  }
+  void clear() {
+    chunks_.clear();
+    exceptions_.clear();
+    size_ = first_ = cap0_ = 0;
+    dense_ = false;
+    stride_known_ = false;
+    stride_ = 0;
+  }
+  Column(const Column& o)
+      : fill_(o.fill_),
+        size_(o.size_),
+        cap0_(o.cap0_),
+        first_(o.first_),
+        dense_(o.dense_),
+        stride_known_(o.stride_known_),
+        base_(o.base_),
+        stride_(o.stride_),
+        exceptions_(o.exceptions_) {
+    for (std::size_t c = 0; c < o.chunks_.size(); ++c) {
+      const std::size_t cap = c == 0 ? o.cap0_ : kChunk;
+      chunks_.emplace_back(new T[cap]);
+      std::copy_n(o.chunks_[c].get(), cap, chunks_.back().get());
+    }
+  }
+  Column& operator=(const Column& o) {
+    if (this != &o) {
+      Column tmp(o);
+      *this = std::move(tmp);
+    }
+    return *this;
+  }
+  Column(Column&&) noexcept = default;
+  Column& operator=(Column&&) noexcept = default;
+
+ private:
+  using Exceptions = std::vector<std::pair<std::size_t, T>>;
+
+  [[nodiscard]] T rule(std::size_t i) const {
+    if constexpr (std::is_integral_v<T>) {
+      // Modular arithmetic (no signed overflow): the rule reproduces what was written.
+      const auto offset =
+          static_cast<std::uint64_t>(static_cast<std::int64_t>(i - first_) * stride_);
+      return static_cast<T>(static_cast<std::uint64_t>(base_) + offset);
+    } else {
+      (void)i;
+      return base_;
+    }
+  }
+  [[nodiscard]] typename Exceptions::iterator find(std::size_t i) {
+    if (exceptions_.empty() || exceptions_.back().first < i) return exceptions_.end();
+    return std::lower_bound(exceptions_.begin(), exceptions_.end(), i,
+                            [](const auto& e, std::size_t k) { return e.first < k; });
+  }
+  [[nodiscard]] typename Exceptions::const_iterator find(std::size_t i) const {
+    if (exceptions_.empty() || exceptions_.back().first < i) return exceptions_.end();
+    return std::lower_bound(exceptions_.begin(), exceptions_.end(), i,
+                            [](const auto& e, std::size_t k) { return e.first < k; });
+  }
+  /// The second value written sets an integer column's stride, when it divides evenly.
+  void learn_stride(std::size_t i, T v) {
+    if (stride_known_ || i == first_ || !exceptions_.empty()) return;
+    stride_known_ = true;
+    const auto dv = static_cast<std::int64_t>(v) - static_cast<std::int64_t>(base_);
+    const auto di = static_cast<std::int64_t>(i - first_);
+    // A stride past 2^20 (steps like 1e15 apart) is no rule: the product below stays in range.
+    if (dv % di == 0 && dv / di <= (std::int64_t{1} << 20) && dv / di >= -(std::int64_t{1} << 20))
+      stride_ = dv / di;
+  }
+  void materialize() {
+    Column dense(fill_);
+    dense.dense_ = true;
+    dense.size_ = 0;
+    for (std::size_t i = first_; i < size_; ++i) dense.put_dense(i, get(i));
+    dense.size_ = std::max(dense.size_, size_);
+    *this = std::move(dense);
   }
   /// Makes room for index n-1, filling new slots with the fill value. The first chunk grows by
   /// doubling, so that a short log does not pay for 64K slots per column.
@@ -93,58 +250,27 @@ class Column {
     }
     if (size_ < n) size_ = n;
   }
-  void put(std::size_t i, T v) {
-    if (i >= size_) ensure(i + 1);
+  void put_dense(std::size_t i, T v) {
+    if (i >= size_) {
+      // Slots past the size within the chunks already hold the fill value.
+      const std::size_t capacity = chunks_.size() <= 1 ? cap0_ : chunks_.size() * kChunk;
+      if (i < capacity)
+        size_ = i + 1;
+      else
+        ensure(i + 1);
+    }
     chunks_[i / kChunk][i % kChunk] = v;
   }
-  /// Appends the first `count` values of `o` after index `at`, freeing o's storage as it goes
-  /// so that appending a large table does not hold both copies at once.
-  void append(Column&& o, std::size_t at, std::size_t count) {
-    if (!o.active()) return;  // all fill values: get() already returns them
-    for (std::size_t i = 0; i < count; ++i) {
-      put(at + i, o.get(i));
-      if ((i + 1) % kChunk == 0) o.chunks_[i / kChunk].reset();
-    }
-    o.clear();
-  }
-  void resize_down(std::size_t n) {
-    if (size_ > n) {
-      for (std::size_t i = n; i < size_; ++i) chunks_[i / kChunk][i % kChunk] = fill_;
-      size_ = n;
-    }
-  }
-  [[nodiscard]] std::size_t bytes() const {
-    return chunks_.empty() ? 0 : (cap0_ + (chunks_.size() - 1) * kChunk) * sizeof(T);
-  }
-  void clear() {
-    chunks_.clear();
-    size_ = 0;
-    cap0_ = 0;
-  }
-  Column(const Column& o) : fill_(o.fill_), size_(o.size_), cap0_(o.cap0_) {
-    for (std::size_t c = 0; c < o.chunks_.size(); ++c) {
-      const std::size_t cap = c == 0 ? o.cap0_ : kChunk;
-      chunks_.emplace_back(new T[cap]);
-      std::copy_n(o.chunks_[c].get(), cap, chunks_.back().get());
-    }
-  }
-  Column& operator=(const Column& o) {
-    if (this != &o) {
-      Column tmp(o);
-      std::swap(chunks_, tmp.chunks_);
-      size_ = o.size_;
-      fill_ = o.fill_;
-      cap0_ = o.cap0_;
-    }
-    return *this;
-  }
-  Column(Column&&) noexcept = default;
-  Column& operator=(Column&&) noexcept = default;
 
- private:
   T fill_;
   std::size_t size_ = 0;
-  std::size_t cap0_ = 0;  // slots in the first chunk (the others hold kChunk)
+  std::size_t cap0_ = 0;   // slots in the first chunk (the others hold kChunk)
+  std::size_t first_ = 0;  // indices below it hold the fill value (rule mode)
+  bool dense_ = false;
+  bool stride_known_ = false;
+  T base_{};
+  std::int64_t stride_ = 0;
+  Exceptions exceptions_;
   std::vector<std::unique_ptr<T[]>> chunks_;
 };
 

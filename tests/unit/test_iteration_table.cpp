@@ -1,0 +1,134 @@
+// The record store against a second code path: a plain std::vector<Iteration> that receives the
+// same writes. The store keeps a column that follows a rule (steps +1, lines +2, a constant
+// token count) as the rule and its exceptions, and turns it into plain storage when they grow;
+// whichever representation a column is in, every record must read back as written.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "mfu/run.hpp"
+
+namespace mfu {
+namespace {
+
+bool same(double a, double b) {
+  return a == b || (std::isnan(a) && std::isnan(b));
+}
+
+/// The store keeps loss and the printed MFU as float.
+Iteration as_stored(Iteration it) {
+  it.loss = static_cast<float>(it.loss);
+  it.reported_mfu = static_cast<float>(it.reported_mfu);
+  return it;
+}
+
+void expect_same(const IterationTable& t, const std::vector<Iteration>& ref, int trial) {
+  ASSERT_EQ(t.size(), ref.size()) << trial;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const Iteration a = t[i], b = ref[i];
+    ASSERT_EQ(a.step, b.step) << trial << " record " << i;
+    ASSERT_EQ(t.step(i), b.step) << trial << " record " << i;
+    ASSERT_EQ(a.count, b.count) << trial << " record " << i;
+    ASSERT_EQ(a.line, b.line) << trial << " record " << i;
+    ASSERT_EQ(a.rank, b.rank) << trial << " record " << i;
+    ASSERT_EQ(a.file, b.file) << trial << " record " << i;
+    for (auto [x, y] : {std::pair{a.time_s, b.time_s},
+                        {a.timestamp_s, b.timestamp_s},
+                        {a.tokens, b.tokens},
+                        {a.samples, b.samples},
+                        {a.loss, b.loss},
+                        {a.model_flops, b.model_flops},
+                        {a.reported_mfu, b.reported_mfu},
+                        {a.reported_flops_per_gpu, b.reported_flops_per_gpu}})
+      ASSERT_TRUE(same(x, y)) << trial << " record " << i << ": " << x << " vs " << y;
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      ASSERT_TRUE(same(a.phase[p], b.phase[p])) << trial << " record " << i << " phase " << p;
+  }
+}
+
+/// Record k of a run whose columns follow rules broken at random, with probability `noise`.
+Iteration record(std::size_t k, double noise, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  auto broken = [&] { return u(rng) < noise; };
+  Iteration it;
+  it.step =
+      static_cast<std::int64_t>(k) + 100 + (broken() ? static_cast<std::int64_t>(rng() % 50) : 0);
+  it.line = static_cast<std::uint32_t>(2 * k + 3 + (broken() ? 1 : 0));
+  it.count = broken() ? 1 + static_cast<std::uint32_t>(rng() % 9) : 1;
+  it.rank = broken() ? static_cast<std::int32_t>(rng() % 16) : (k % 2 == 0 ? 0 : -1);
+  it.file = broken() ? static_cast<std::uint16_t>(rng() % 3) : 0;
+  it.tokens = broken() ? kUnknown : 524288;
+  it.samples = k < 10 ? kUnknown : 64;  // a column that starts late
+  it.time_s = 0.5 + u(rng);             // no rule: plain storage at once
+  it.loss = broken() ? kUnknown : 2.5;
+  it.model_flops = 1.5e15;
+  it.at(Phase::kComm) = broken() ? 0.1 * u(rng) : 0.05;
+  if (k % 7 == 0) it.at(Phase::kData) = 0.01;
+  return it;
+}
+
+TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 60; ++trial) {
+    // From columns that keep their rule (noise 0) to ones that must turn into plain storage.
+    const double noise = trial % 6 == 0 ? 0.0 : (trial % 6) * 0.08;
+    const std::size_t n = 1 + rng() % (trial % 3 == 0 ? 200000 : 3000);
+    IterationTable t;
+    std::vector<Iteration> ref;
+    for (std::size_t k = 0; k < n; ++k) {
+      const Iteration it = record(k, noise, rng);
+      t.push_back(it);
+      ref.push_back(as_stored(it));
+    }
+    // Rewrites anywhere (a parser replaces a record it has already added), some back to the rule.
+    for (int w = 0; w < 50 && !ref.empty(); ++w) {
+      const std::size_t i = rng() % ref.size();
+      Iteration it = record(i, w % 2 == 0 ? 0.0 : 1.0, rng);
+      t.set(i, it);
+      ref[i] = as_stored(it);
+    }
+    for (std::size_t d = rng() % 5; d > 0 && !ref.empty(); --d) {
+      t.pop_back();
+      ref.pop_back();
+    }
+    // A second piece appended, and a copy.
+    IterationTable piece;
+    for (std::size_t k = 0; k < n / 3; ++k) {
+      const Iteration it = record(ref.size() + k, noise, rng);
+      piece.push_back(it);
+      ref.push_back(as_stored(it));
+    }
+    t.append(std::move(piece));
+    const IterationTable copy = t;
+    expect_same(t, ref, trial);
+    expect_same(copy, ref, trial);
+  }
+}
+
+// Perturbed: the comparison fires on one differing field (the check above can fail).
+TEST(IterationTable, TheComparisonSeesOneChangedValue) {
+  std::mt19937_64 rng(3);
+  IterationTable t;
+  std::vector<Iteration> ref;
+  for (std::size_t k = 0; k < 1000; ++k) {
+    const Iteration it = record(k, 0.0, rng);
+    t.push_back(it);
+    ref.push_back(as_stored(it));
+  }
+  Iteration changed = ref[500];
+  changed.step += 1;  // breaks the +1 rule at one record
+  t.set(500, changed);
+  EXPECT_EQ(t[500].step, ref[500].step + 1);
+  EXPECT_EQ(t[499].step, ref[499].step);
+  EXPECT_EQ(t[501].step, ref[501].step);
+  // Only the columns without a rule take storage, in a first chunk of 1024 slots: time (8 B),
+  // rank (0 and -1 alternating, 4 B) and data wait (every 7th record, 8 B): 20,480 bytes. The
+  // rule columns (step, line, tokens, samples, loss, FLOPs, comm: 48 B a record as plain
+  // columns) cost their one exception, the changed step (16 B).
+  EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 8) + 16u);
+}
+
+}  // namespace
+}  // namespace mfu
