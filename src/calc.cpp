@@ -274,6 +274,47 @@ void propagate(Solver& s) {
   }
 }
 
+/// "the inputs imply 1.26 PFLOP/s per GPU against a peak of 989.5 TFLOP/s", where known.
+std::string implied_rate(const CalcResult& out) {
+  if (!out.achieved_flops_per_s_per_gpu || !out.peak_flops_per_s_per_gpu) return "";
+  return fmt::format(": the inputs imply {}/s per GPU against a peak of {}/s",
+                     format_flops(*out.achieved_flops_per_s_per_gpu),
+                     format_flops(*out.peak_flops_per_s_per_gpu));
+}
+
+/// What to check when MFU comes out above 100%: only the inputs that were given.
+std::string impossible_hint(const CalcInputs& in) {
+  std::vector<std::string> checks;
+  auto p = [](Input i) { return input_phrase(i); };
+  if (in.flops_per_step)
+    checks.push_back(
+        fmt::format("{} is model FLOPs per step for all GPUs together", p(Input::kFlopsPerStep)));
+  if (in.tokens_per_s)
+    checks.push_back(
+        fmt::format("{} is for all GPUs together, not per GPU", p(Input::kTokensPerSec)));
+  if (in.tokens_per_step || in.batch)
+    checks.push_back(fmt::format("{} and {} are global, all GPUs together",
+                                 p(Input::kTokensPerStep), p(Input::kBatch)));
+  if (in.step_time_s) checks.push_back(fmt::format("{} is per step", p(Input::kStepTime)));
+  if (in.gpus) checks.push_back(fmt::format("{} is the job's whole GPU count", p(Input::kGpus)));
+  if (in.peak_flops)
+    checks.push_back(
+        fmt::format("{} is the dense peak of one GPU (not the sparse or whole-node "
+                    "figure)",
+                    p(Input::kPeak)));
+  else if (in.gpu)
+    checks.push_back(
+        fmt::format("{} and {}: the peak is the part's dense one in that dtype (a run "
+                    "in FP8 has twice the BF16 peak)",
+                    p(Input::kGpu), p(Input::kDtype)));
+  if (in.model)
+    checks.push_back(
+        fmt::format("{} or {}: a mixture of experts counts only the parameters a token "
+                    "uses",
+                    p(Input::kModel), p(Input::kParams)));
+  return "check that " + fmt::format("{}", fmt::join(checks, "; "));
+}
+
 /// The error when MFU is not determined: which of the work, the time, the peak and the GPU
 /// count are missing.
 [[noreturn]] void throw_missing(const Solver& s) {
@@ -336,13 +377,9 @@ CalcResult solve(const CalcInputs& in, const GpuDatabase& db) {
 
   if (!out.mfu) throw_missing(s);
   if (*out.mfu > 1.0 + 1e-9) {
-    throw ImpossibleResult(
-        fmt::format("MFU would be {}, which is impossible (above 100%)", format_percent(*out.mfu)),
-        fmt::format("check the units: {} is model FLOPs per step for all GPUs together, {} is "
-                    "the dense peak of one GPU (not the sparse or whole-node figure), and {} is "
-                    "per step",
-                    input_phrase(Input::kFlopsPerStep), input_phrase(Input::kPeak),
-                    input_phrase(Input::kStepTime)));
+    throw ImpossibleResult(fmt::format("MFU would be {}, which is impossible (above 100%){}",
+                                       format_percent(*out.mfu), implied_rate(out)),
+                           impossible_hint(in));
   }
   if (fpt && in.recompute != Recompute::kUnspecified && out.mfu) {
     out.hfu = *out.mfu * fpt->hardware / fpt->model;

@@ -36,7 +36,34 @@ TEST(Calc, The350TflopMisquoteIsRefusedAsImpossible) {
     FAIL() << "MFU above 100% must be refused";
   } catch (const ImpossibleResult& e) {
     EXPECT_NE(std::string(e.what()).find("impossible"), std::string::npos);
-    EXPECT_NE(e.hint().find("units"), std::string::npos);
+    // The hint names what was given (the FLOPs per step), not what was not (tokens/s).
+    EXPECT_NE(e.hint().find(input_phrase(Input::kFlopsPerStep)), std::string::npos) << e.hint();
+    EXPECT_EQ(e.hint().find(input_phrase(Input::kTokensPerSec)), std::string::npos) << e.hint();
+  }
+}
+
+// 7B parameters at 30k tokens/s on one H100: 6 x 7e9 x 30,000 = 1.26e15 FLOP/s against a dense
+// BF16 peak of 989.5e12: 127%. The message says the implied rate; the hint checks the tokens/s
+// and the model, and never the FLOPs per step or step time nobody passed.
+TEST(Calc, AnImpossibleMfuSaysTheImpliedRateAndChecksOnlyTheInputsGiven) {
+  CalcInputs in;
+  ModelShape m;
+  m.params = 7e9;
+  in.model = m;
+  in.tokens_per_s = 30000;
+  in.gpus = 1;
+  in.gpu = "h100-sxm";
+  try {
+    (void)solve(in);
+    FAIL() << "MFU above 100% must be refused";
+  } catch (const ImpossibleResult& e) {
+    EXPECT_NE(std::string(e.what()).find("127.3%"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1.26 PFLOP/s per GPU against a peak of 989.5 TFLOP/s"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(e.hint().find(input_phrase(Input::kTokensPerSec)), std::string::npos) << e.hint();
+    EXPECT_EQ(e.hint().find(input_phrase(Input::kFlopsPerStep)), std::string::npos) << e.hint();
+    EXPECT_EQ(e.hint().find(input_phrase(Input::kStepTime)), std::string::npos) << e.hint();
   }
 }
 
