@@ -387,6 +387,14 @@ std::int64_t IterationTable::step(std::size_t i) const {
   return impl_->step.get(i);
 }
 
+double IterationTable::phase(std::size_t i, Phase p) const {
+  return impl_->phase[static_cast<std::size_t>(p)].get(i);
+}
+
+bool IterationTable::has_phase(Phase p) const {
+  return impl_->phase[static_cast<std::size_t>(p)].active();
+}
+
 IterationTable::IterationTable() : impl_(std::make_unique<Impl>()) {}
 IterationTable::~IterationTable() = default;
 IterationTable::IterationTable(IterationTable&&) noexcept = default;

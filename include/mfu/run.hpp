@@ -79,6 +79,9 @@ class IterationTable {
   [[nodiscard]] Iteration operator[](std::size_t i) const;
   /// The step of record i alone (cheaper than the whole record).
   [[nodiscard]] std::int64_t step(std::size_t i) const;
+  /// One phase timer of record i alone, and whether any record has that timer.
+  [[nodiscard]] double phase(std::size_t i, Phase p) const;
+  [[nodiscard]] bool has_phase(Phase p) const;
   [[nodiscard]] Iteration back() const { return (*this)[size() - 1]; }
   void pop_back();
   /// Moves all records of `other` to the end of this table (`other` is left empty).

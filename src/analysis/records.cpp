@@ -50,7 +50,7 @@ Iteration validated(const Iteration& in, std::vector<const char*>* invalid) {
   if (it.count == 0) it.count = 1;
   for (std::size_t p = 0; p < kPhaseCount; ++p) {
     double& v = it.phase[p];
-    if (known(v) && !(std::isfinite(v) && v >= 0)) {
+    if (known(v) && !valid_phase(v)) {
       v = kUnknown;
       if (invalid) invalid->push_back(phase_key(static_cast<Phase>(p)));
     }

@@ -9,6 +9,7 @@
 // of them writes to another's output.
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,6 +29,10 @@ namespace mfu::detail {
 /// non-finite times, FLOPs, tokens and samples; negative or non-finite timers (a `-1` written
 /// for "not measured"). `invalid` (when given) receives the names of the fields dropped.
 [[nodiscard]] Iteration validated(const Iteration& it, std::vector<const char*>* invalid = nullptr);
+/// A phase timer validated() keeps: known, finite and not negative.
+[[nodiscard]] inline bool valid_phase(double v) {
+  return known(v) && std::isfinite(v) && v >= 0;
+}
 
 /// Per-record values every later stage needs, indexed like run.iterations.
 struct Records {
