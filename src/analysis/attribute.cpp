@@ -60,6 +60,7 @@ class Walker {
 
   Totals run() {
     bool first = true;
+    if (can_ideal_) t_.mfu_per_iteration.reserve(rec_.timed);  // one per timed record at most
     for (std::size_t i = 0; i < rec_.time.size(); ++i) {
       if (std::isnan(rec_.time[i])) continue;
       const Gap& g =

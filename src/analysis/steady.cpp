@@ -39,6 +39,7 @@ void mark_restarts(const Run& run, Records& rec, Steady& st) {
 /// Median and sigma of the timed records without any of the `skip` flags.
 std::pair<double, double> level_of(const Records& rec, std::uint8_t skip) {
   std::vector<Weighted> w;
+  w.reserve(rec.timed);  // no doubling slack: this buffer is the analysis' largest
   for (std::size_t i = 0; i < rec.time.size(); ++i)
     if (!std::isnan(rec.time[i]) && !(rec.flags[i] & skip))
       w.push_back({rec.time[i], static_cast<double>(rec.count[i])});
@@ -136,6 +137,7 @@ void find_period(const Run& run, const std::vector<std::int64_t>& stall_steps, S
 
 void steady_distribution(Records& rec, Steady& st) {
   std::vector<Weighted> w;
+  w.reserve(rec.timed);
   for (std::uint8_t skip : {static_cast<std::uint8_t>(kLeftOut | kRecordWarmup), kLeftOut}) {
     for (std::size_t i = 0; i < rec.time.size(); ++i)
       if (!std::isnan(rec.time[i]) && !(rec.flags[i] & skip))
