@@ -83,13 +83,9 @@ class Column {
   explicit Column(T fill) : fill_(fill) {}
   [[nodiscard]] bool active() const { return size_ > 0; }
   [[nodiscard]] T get(std::size_t i) const {
-    if (i >= size_ || i < first_) return fill_;
+    if (i >= size_) return fill_;
     if (dense_) return chunks_[i / kChunk][i % kChunk];
-    if (!exceptions_.empty()) {
-      const auto it = find(i);
-      if (it != exceptions_.end() && it->first == i) return it->second;
-    }
-    return rule(i);
+    return get_by_rule(i);  // out of line: keeps the common cases small enough to inline
   }
   void put(std::size_t i, T v) {
     if (size_ == 0) {  // the first value sets the rule
@@ -186,6 +182,15 @@ class Column {
 
  private:
   using Exceptions = std::vector<std::pair<std::size_t, T>>;
+
+  [[nodiscard]] T get_by_rule(std::size_t i) const {
+    if (i < first_) return fill_;
+    if (!exceptions_.empty()) {
+      const auto it = find(i);
+      if (it != exceptions_.end() && it->first == i) return it->second;
+    }
+    return rule(i);
+  }
 
   [[nodiscard]] T rule(std::size_t i) const {
     if constexpr (std::is_integral_v<T>) {
@@ -385,6 +390,22 @@ struct IterationTable::Impl {
 
 std::int64_t IterationTable::step(std::size_t i) const {
   return impl_->step.get(i);
+}
+
+std::uint32_t IterationTable::count(std::size_t i) const {
+  return impl_->count.get(i);
+}
+std::uint32_t IterationTable::line(std::size_t i) const {
+  return impl_->line.get(i);
+}
+std::uint16_t IterationTable::file(std::size_t i) const {
+  return impl_->file.get(i);
+}
+double IterationTable::timestamp(std::size_t i) const {
+  return impl_->timestamp.get(i);
+}
+double IterationTable::model_flops(std::size_t i) const {
+  return impl_->model_flops.get(i);
 }
 
 double IterationTable::phase(std::size_t i, Phase p) const {

@@ -79,6 +79,12 @@ class IterationTable {
   [[nodiscard]] Iteration operator[](std::size_t i) const;
   /// The step of record i alone (cheaper than the whole record).
   [[nodiscard]] std::int64_t step(std::size_t i) const;
+  /// Single fields of record i, cheaper than the whole record in a pass that needs one.
+  [[nodiscard]] std::uint32_t count(std::size_t i) const;
+  [[nodiscard]] std::uint32_t line(std::size_t i) const;
+  [[nodiscard]] std::uint16_t file(std::size_t i) const;
+  [[nodiscard]] double timestamp(std::size_t i) const;
+  [[nodiscard]] double model_flops(std::size_t i) const;
   /// One phase timer of record i alone, and whether any record has that timer.
   [[nodiscard]] double phase(std::size_t i, Phase p) const;
   [[nodiscard]] bool has_phase(Phase p) const;

@@ -82,7 +82,7 @@ Analysis untimed_run(const Run& run, Analysis a) {
   a.gpu_hours = known(a.gpus) ? a.wall_time_s * a.gpus / 3600.0 : 0;
   a.buckets = wf.buckets(a.wall_time_s, a.gpus);
   for (std::size_t i = 0; i < run.iterations.size(); ++i)
-    a.iterations_total += run.iterations[i].count;
+    a.iterations_total += run.iterations.count(i);
   a.record_flags.assign(run.iterations.size(), kRecordUntimed);
   verify_attribution(a);
   return a;

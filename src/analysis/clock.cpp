@@ -47,7 +47,7 @@ Shift detect_shift(double delta, double expected, double resolution) {
 
 bool whole_seconds(const Run& run, const std::vector<std::size_t>& timed) {
   for (std::size_t i : timed) {
-    const double ts = run.iterations[i].timestamp_s;
+    const double ts = run.iterations.timestamp(i);
     if (ts != std::floor(ts)) return false;
   }
   return true;
@@ -61,7 +61,7 @@ bool correct_timestamps(const Run& run, const Records& rec, const std::vector<st
     const std::size_t i = timed[k];
     // Relative to the first record: differences of nearby doubles are exact, so the spans
     // and gaps telescope to end - start without the rounding of Unix-epoch magnitudes.
-    double cur = (run.iterations[i].timestamp_s - c.base) + off;
+    double cur = (run.iterations.timestamp(i) - c.base) + off;
     if (k > 0) {
       const bool restart = (rec.flags[i] & kRecordSegmentStart) != 0;
       const double d = rec.time[i] * rec.count[i];
@@ -162,11 +162,11 @@ Clock plan_clock(const Run& run, const Records& rec) {
   for (std::size_t i = 0; i < rec.time.size() && all_stamped; ++i) {
     if (std::isnan(rec.time[i])) continue;
     timed.push_back(i);
-    all_stamped = std::isfinite(run.iterations[i].timestamp_s);
+    all_stamped = std::isfinite(run.iterations.timestamp(i));
   }
   if (!all_stamped || timed.empty()) return c;
   c.resolution = whole_seconds(run, timed) ? 1.0 : 0.0;
-  c.base = run.iterations[timed.front()].timestamp_s;
+  c.base = run.iterations.timestamp(timed.front());
   std::vector<double> ts;
   bool moved_back = false;
   if (!correct_timestamps(run, rec, timed, c, ts, moved_back)) return c;
@@ -179,7 +179,7 @@ Clock plan_clock(const Run& run, const Records& rec) {
   // tolerance) must not end the wall clock before it starts.
   // Lines after the last record extend the wall clock by their distance from it.
   c.end = *std::max_element(ts.begin(), ts.end());
-  const double after_last = run.last_timestamp_s - run.iterations[timed.back()].timestamp_s;
+  const double after_last = run.last_timestamp_s - run.iterations.timestamp(timed.back());
   if (!moved_back && after_last > 0) c.end = std::max(c.end, ts.back() + after_last);
   if (moved_back)
     c.warnings.push_back(

@@ -39,8 +39,7 @@ std::vector<std::size_t> timed_in_line_order(const Run& run, const Records& rec)
   for (std::size_t i = 0; i < rec.time.size(); ++i) {
     if (std::isnan(rec.time[i])) continue;
     idx.push_back(i);
-    const Iteration it = run.iterations[i];
-    pos.emplace_back(it.file, it.line);
+    pos.emplace_back(run.iterations.file(i), run.iterations.line(i));
   }
   if (!std::is_sorted(pos.begin(), pos.end())) {
     std::vector<std::size_t> order(idx.size());

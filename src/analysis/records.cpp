@@ -11,12 +11,8 @@ namespace {
 
 constexpr std::size_t kMaxFieldWarnings = 8;
 
-bool positive(double v) {
-  return std::isfinite(v) && v > 0;
-}
-
 void check_positive(double& v, const char* name, std::vector<const char*>* invalid) {
-  if (!known(v) || positive(v)) return;
+  if (!known(v) || valid_positive(v)) return;
   v = kUnknown;
   if (invalid) invalid->push_back(name);
 }

@@ -29,6 +29,10 @@ namespace mfu::detail {
 /// non-finite times, FLOPs, tokens and samples; negative or non-finite timers (a `-1` written
 /// for "not measured"). `invalid` (when given) receives the names of the fields dropped.
 [[nodiscard]] Iteration validated(const Iteration& it, std::vector<const char*>* invalid = nullptr);
+/// A time, count of work or rate validated() keeps: finite and above zero.
+[[nodiscard]] inline bool valid_positive(double v) {
+  return std::isfinite(v) && v > 0;
+}
 /// A phase timer validated() keeps: known, finite and not negative.
 [[nodiscard]] inline bool valid_phase(double v) {
   return known(v) && std::isfinite(v) && v >= 0;

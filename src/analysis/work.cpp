@@ -31,7 +31,7 @@ double own_flops(const WorkPlan& w, const Iteration& it, double t) {
 
 bool log_counts_flops(const Run& run) {
   for (std::size_t i = 0; i < run.iterations.size(); ++i)
-    if (known(validated(run.iterations[i]).model_flops)) return true;
+    if (valid_positive(run.iterations.model_flops(i))) return true;
   return false;
 }
 
