@@ -117,6 +117,13 @@ class Column {
       it->second = v;
       return;
     }
+    if (it != exceptions_.end() && exceptions_.size() >= 64) {
+      // Exceptions written out of order would each shift the rest (quadratic in the worst
+      // case, a pass that rewrites records backwards): plain storage instead.
+      materialize();
+      put_dense(i, v);
+      return;
+    }
     exceptions_.insert(it, {i, v});
     if (exceptions_.size() > 64 &&
         exceptions_.size() * sizeof(exceptions_[0]) * 2 > (size_ - first_) * sizeof(T))
