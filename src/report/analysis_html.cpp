@@ -36,10 +36,6 @@ constexpr const char* kStyle =
     ".small{color:#666;font-size:.9em}"
     "footer{margin-top:2em;border-top:1px solid #ddd;padding-top:.5em}\n";
 
-std::string cell(const std::string& text, bool numeric = false) {
-  return fmt::format("<td{}>{}</td>", numeric ? " class=\"num\"" : "", escape_markup(text));
-}
-
 void summary_row(std::ostream& out, const std::string& k, const std::string& v) {
   out << "<tr><th>" << escape_markup(k) << "</th>" << cell(v) << "</tr>\n";
 }
@@ -192,6 +188,10 @@ void inputs_and_notes(const Analysis& a, std::ostream& out) {
 }
 
 }  // namespace
+
+std::string cell(const std::string& text, bool numeric) {
+  return fmt::format("<td{}>{}</td>", numeric ? " class=\"num\"" : "", escape_markup(text));
+}
 
 void html_open(const std::string& title, std::ostream& out) {
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"

@@ -96,8 +96,7 @@ void render_analysis_text(const Analysis& a, const RenderOptions& o, std::ostrea
                                                  format_gpu_time(a.gpu_hours))
                                    : std::string());
   if (a.total_cost) out << fmt::format(", {}", format_money(*a.total_cost));
-  if (a.total_energy_kwh)
-    out << fmt::format(", {} kWh at TDP", format_figure(*a.total_energy_kwh));
+  if (a.total_energy_kwh) out << fmt::format(", {} kWh at TDP", format_figure(*a.total_energy_kwh));
   out << '\n';
   if (a.warmup_iterations > 0)
     out << fmt::format("  warm-up: {} ({}) left out of the steady-state figures\n",

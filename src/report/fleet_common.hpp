@@ -3,6 +3,9 @@
 // at the lowest MFU, and GPU time in hours.
 
 #include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "mfu/fleet.hpp"
@@ -11,6 +14,10 @@
 namespace mfu::detail {
 
 [[nodiscard]] double gpu_hours_of(ExactCount gpu_ns);
+
+/// A breakdown's rows (key, GPU time), the most GPU time first.
+[[nodiscard]] std::vector<std::pair<std::string, ExactCount>> largest_first(
+    const std::map<std::string, ExactCount>& by_key);
 
 /// All the job's GPU time but its compute at peak (the "compute" bucket).
 [[nodiscard]] double lost_gpu_hours(const JobSummary& s);

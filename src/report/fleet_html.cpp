@@ -16,10 +16,6 @@
 namespace mfu::detail {
 namespace {
 
-std::string td(const std::string& text, bool numeric = false) {
-  return fmt::format("<td{}>{}</td>", numeric ? " class=\"num\"" : "", escape_markup(text));
-}
-
 /// A bar of `share` (0..1) of 160 px, drawn in SVG so that it prints.
 std::string share_bar(double share) {
   const double w = 160 * std::clamp(std::isfinite(share) ? share : 0.0, 0.0, 1.0);
@@ -43,7 +39,7 @@ void headline_and_summary(const JobSummary& s, std::ostream& out) {
                                    format_gpu_time(s.gpu_hours()), mfu_text(s)))
       << "</h1>\n<table id=\"summary\">\n";
   auto row = [&](const std::string& k, const std::string& v) {
-    out << "<tr><th>" << escape_markup(k) << "</th>" << td(v) << "</tr>\n";
+    out << "<tr><th>" << escape_markup(k) << "</th>" << cell(v) << "</tr>\n";
   };
   row("jobs", format_figure(static_cast<double>(s.jobs)));
   row("GPU time", format_gpu_time(s.gpu_hours()));
@@ -66,8 +62,8 @@ void scheduler_section(const SchedulerShare& sh, int cluster_gpus, const JobSumm
          "<th class=\"num\">share</th><th></th></tr>\n";
   for (const auto& r : share_rows(sh, fleet)) {
     const double share = sh.capacity_gpu_h > 0 ? r.gpu_h / sh.capacity_gpu_h : 0;
-    out << "<tr>" << td(r.what) << td(format_gpu_time(r.gpu_h), true)
-        << td(format_percent(share), true) << share_bar(share) << "</tr>\n";
+    out << "<tr>" << cell(r.what) << cell(format_gpu_time(r.gpu_h), true)
+        << cell(format_percent(share), true) << share_bar(share) << "</tr>\n";
   }
   out << "</table>\n";
 }
@@ -80,8 +76,8 @@ void bucket_section(const JobSummary& s, std::ostream& out) {
     const auto it = s.bucket_gpu_ns.find(info.key);
     if (it == s.bucket_gpu_ns.end() || it->second == 0) continue;
     const double share = share_of(it->second, s.gpu_ns);
-    out << "<tr>" << td(info.label) << td(format_gpu_time(gpu_hours_of(it->second)), true)
-        << td(format_percent(share), true) << share_bar(share) << "</tr>\n";
+    out << "<tr>" << cell(info.label) << cell(format_gpu_time(gpu_hours_of(it->second)), true)
+        << cell(format_percent(share), true) << share_bar(share) << "</tr>\n";
   }
   out << "</table>\n";
 }
@@ -89,14 +85,11 @@ void bucket_section(const JobSummary& s, std::ostream& out) {
 void breakdown(const std::string& title, const std::map<std::string, ExactCount>& m,
                ExactCount total, std::ostream& out) {
   if (m.empty()) return;
-  std::vector<std::pair<std::string, ExactCount>> rows(m.begin(), m.end());
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
   out << "<h3>" << escape_markup(title) << "</h3>\n<table class=\"breakdown\">\n";
-  for (const auto& [k, v] : rows) {
+  for (const auto& [k, v] : largest_first(m)) {
     const double share = share_of(v, total);
-    out << "<tr>" << td(k) << td(format_gpu_time(gpu_hours_of(v)), true)
-        << td(format_percent(share), true) << share_bar(share) << "</tr>\n";
+    out << "<tr>" << cell(k) << cell(format_gpu_time(gpu_hours_of(v)), true)
+        << cell(format_percent(share), true) << share_bar(share) << "</tr>\n";
   }
   out << "</table>\n";
 }
@@ -109,9 +102,9 @@ void job_tables(const std::vector<FleetJob>& jobs, std::ostream& out) {
            "<th class=\"num\">lost</th><th class=\"num\">GPU time</th><th class=\"num\">MFU</th>"
            "</tr>\n";
     for (const FleetJob* j : worst)
-      out << "<tr>" << td(j->name) << td(format_gpu_time(lost_gpu_hours(*j->summary)), true)
-          << td(format_gpu_time(j->summary->gpu_hours()), true) << td(mfu_text(*j->summary), true)
-          << "</tr>\n";
+      out << "<tr>" << cell(j->name) << cell(format_gpu_time(lost_gpu_hours(*j->summary)), true)
+          << cell(format_gpu_time(j->summary->gpu_hours()), true)
+          << cell(mfu_text(*j->summary), true) << "</tr>\n";
     out << "</table></div>\n";
   }
   const auto lowest = lowest_mfu_jobs(jobs, 20);
@@ -119,8 +112,8 @@ void job_tables(const std::vector<FleetJob>& jobs, std::ostream& out) {
     out << "<h2>Lowest MFU</h2>\n<div class=\"wide\"><table id=\"lowest\"><tr><th>job</th>"
            "<th class=\"num\">MFU</th><th class=\"num\">GPU time</th></tr>\n";
     for (const FleetJob* j : lowest)
-      out << "<tr>" << td(j->name) << td(mfu_text(*j->summary), true)
-          << td(format_gpu_time(j->summary->gpu_hours()), true) << "</tr>\n";
+      out << "<tr>" << cell(j->name) << cell(mfu_text(*j->summary), true)
+          << cell(format_gpu_time(j->summary->gpu_hours()), true) << "</tr>\n";
     out << "</table></div>\n";
   }
   bool header = false;
@@ -130,7 +123,7 @@ void job_tables(const std::vector<FleetJob>& jobs, std::ostream& out) {
       out << "<h2>Jobs that could not be analysed</h2>\n<table id=\"failed\"><tr><th>job</th>"
              "<th>why</th></tr>\n";
     header = true;
-    out << "<tr>" << td(j.name) << td(j.error) << "</tr>\n";
+    out << "<tr>" << cell(j.name) << cell(j.error) << "</tr>\n";
   }
   if (header) out << "</table>\n";
 }

@@ -109,6 +109,14 @@ double gpu_hours_of(ExactCount gpu_ns) {
   return static_cast<double>(gpu_ns) * 1e-9 / 3600.0;
 }
 
+std::vector<std::pair<std::string, ExactCount>> largest_first(
+    const std::map<std::string, ExactCount>& by_key) {
+  std::vector<std::pair<std::string, ExactCount>> rows(by_key.begin(), by_key.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return rows;
+}
+
 double lost_gpu_hours(const JobSummary& s) {
   const auto it = s.bucket_gpu_ns.find("compute");
   const ExactCount ideal = it == s.bucket_gpu_ns.end() ? 0 : it->second;

@@ -29,6 +29,8 @@ struct BaselineOverlay {
 [[nodiscard]] std::string waterfall_chart(const Analysis& a);
 
 // The page (analysis_html.cpp).
+/// A table cell of escaped text; `numeric` right-aligns it.
+[[nodiscard]] std::string cell(const std::string& text, bool numeric = false);
 void html_open(const std::string& title, std::ostream& out);
 /// Everything about the run: headline, summary, charts, waterfall, stalls, fixes, ranks, inputs.
 void analysis_html_body(const Analysis& a, const BaselineOverlay& base, std::ostream& out);

@@ -8,25 +8,19 @@
 #include "mfu/error.hpp"
 #include "mfu/report.hpp"
 #include "mfu/units.hpp"
+#include "report/fleet_common.hpp"
 #include "report/markup.hpp"
 
 namespace mfu {
 namespace {
 
-double hours(ExactCount ns) {
-  return static_cast<double>(ns) * 1e-9 / 3600.0;
-}
-
 void breakdown(const char* title, const std::map<std::string, ExactCount>& m, ExactCount total,
                bool md, std::ostream& out) {
-  std::vector<std::pair<std::string, ExactCount>> rows(m.begin(), m.end());
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.second > b.second; });
   out << fmt::format("\n{}{}\n", md ? "### " : "", title);
-  for (const auto& [k, v] : rows)
+  for (const auto& [k, v] : detail::largest_first(m))
     out << fmt::format(
         "{}{:<28} {:>22} {:>7}\n", md ? "- " : "  ", md ? detail::escape_markdown(k) : k,
-        format_gpu_time(hours(v)),
+        format_gpu_time(detail::gpu_hours_of(v)),
         format_percent(total > 0 ? static_cast<double>(v) / static_cast<double>(total) : 0));
 }
 
@@ -58,7 +52,7 @@ void render_summary(const JobSummary& s, OutputFormat format, std::ostream& out)
     if (auto it = s.bucket_gpu_ns.find(info.key); it != s.bucket_gpu_ns.end() && it->second > 0)
       out << fmt::format(
           "{}{:<34} {:>22} {:>7}\n", md ? "- " : "  ", info.label,
-          format_gpu_time(hours(it->second)),
+          format_gpu_time(detail::gpu_hours_of(it->second)),
           format_percent(static_cast<double>(it->second) / static_cast<double>(s.gpu_ns)));
   }
   breakdown("by accelerator", s.gpu_ns_by_gpu, s.gpu_ns, md, out);
