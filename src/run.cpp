@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 
 #include "text.hpp"
@@ -128,6 +129,29 @@ class Column {
     if (exceptions_.size() > 64 &&
         exceptions_.size() * sizeof(exceptions_[0]) * 2 > (size_ - first_) * sizeof(T))
       materialize();
+  }
+  /// Values [first, first + n) handed to put(k, value) for k = 0..n-1: a pass over many
+  /// records reads a column at a time, without get()'s branches per index.
+  template <class Put>
+  void read(std::size_t first, std::size_t n, Put&& put) const {
+    const std::size_t stored = std::min(first + n, size_);
+    std::size_t k = 0;
+    if (dense_) {
+      for (std::size_t i = first; i < stored;) {
+        const T* chunk = chunks_[i / kChunk].get();
+        const std::size_t off = i % kChunk, m = std::min(kChunk - off, stored - i);
+        for (std::size_t j = 0; j < m; ++j) put(k++, chunk[off + j]);
+        i += m;
+      }
+    } else if (first < stored) {
+      auto e = find(first);
+      for (std::size_t i = first; i < stored; ++i) {
+        T v = i < first_ ? fill_ : rule(i);
+        if (e != exceptions_.end() && e->first == i) v = (e++)->second;
+        put(k++, v);
+      }
+    }
+    for (; k < n; ++k) put(k, fill_);
   }
   /// Appends the first `count` values of `o` after index `at`, freeing o's storage as it goes
   /// so that appending a large table does not hold both copies at once.
@@ -365,6 +389,29 @@ struct IterationTable::Impl {
     return it;
   }
 
+  void read_work(std::size_t first, std::size_t m, Iteration* out) const {
+    count.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].count = v; });
+    tokens.read(first, m, [out](std::size_t k, double v) { out[k].tokens = v; });
+    samples.read(first, m, [out](std::size_t k, double v) { out[k].samples = v; });
+    model_flops.read(first, m, [out](std::size_t k, double v) { out[k].model_flops = v; });
+    reported_flops.read(first, m,
+                        [out](std::size_t k, double v) { out[k].reported_flops_per_gpu = v; });
+    reported_mfu.read(first, m, [out](std::size_t k, float v) { out[k].reported_mfu = v; });
+  }
+
+  void read_block(std::size_t first, std::size_t m, Iteration* out) const {
+    read_work(first, m, out);
+    step.read(first, m, [out](std::size_t k, std::int64_t v) { out[k].step = v; });
+    line.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].line = v; });
+    rank.read(first, m, [out](std::size_t k, std::int32_t v) { out[k].rank = v; });
+    file.read(first, m, [out](std::size_t k, std::uint16_t v) { out[k].file = v; });
+    timestamp.read(first, m, [out](std::size_t k, double v) { out[k].timestamp_s = v; });
+    time.read(first, m, [out](std::size_t k, double v) { out[k].time_s = v; });
+    loss.read(first, m, [out](std::size_t k, float v) { out[k].loss = v; });
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      phase[p].read(first, m, [out, p](std::size_t k, double v) { out[k].phase[p] = v; });
+  }
+
   void append(Impl&& o) {
     const std::size_t at = n, m = o.n;
     step.append(std::move(o.step), at, m);
@@ -405,6 +452,9 @@ std::uint32_t IterationTable::count(std::size_t i) const {
 std::uint32_t IterationTable::line(std::size_t i) const {
   return impl_->line.get(i);
 }
+std::int32_t IterationTable::rank(std::size_t i) const {
+  return impl_->rank.get(i);
+}
 std::uint16_t IterationTable::file(std::size_t i) const {
   return impl_->file.get(i);
 }
@@ -444,6 +494,22 @@ void IterationTable::set(std::size_t i, const Iteration& it) {
 
 Iteration IterationTable::operator[](std::size_t i) const {
   return impl_->read(i);
+}
+
+void IterationTable::read(std::size_t first, std::size_t n, Iteration* out, bool work_only) const {
+  if (first > impl_->n || n > impl_->n - first)
+    throw std::out_of_range("IterationTable::read past the last record");
+  if (work_only)
+    impl_->read_work(first, n, out);
+  else
+    impl_->read_block(first, n, out);
+}
+
+void IterationTable::read(Phase p, std::size_t first, std::size_t n, double* out) const {
+  if (first > impl_->n || n > impl_->n - first)
+    throw std::out_of_range("IterationTable::read past the last record");
+  impl_->phase[static_cast<std::size_t>(p)].read(first, n,
+                                                 [out](std::size_t k, double v) { out[k] = v; });
 }
 
 void IterationTable::pop_back() {

@@ -3,6 +3,7 @@
 /// per-iteration records, events and diagnostics. Records are stored column-wise in compact
 /// chunks so memory grows with the iterations kept (tens of bytes each), never with the file.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -77,12 +78,20 @@ class IterationTable {
   void push_back(const Iteration& it);
   void set(std::size_t i, const Iteration& it);
   [[nodiscard]] Iteration operator[](std::size_t i) const;
+  /// Records [first, first + n) into out[0..n), read a column at a time: what a pass over
+  /// many records uses (several times cheaper than operator[] per record).
+  /// With `work_only`, only what a record's work is counted from (count, tokens, samples, model
+  /// FLOPs, the printed FLOP/s and MFU) is read; out's other fields keep their values.
+  void read(std::size_t first, std::size_t n, Iteration* out, bool work_only = false) const;
+  /// One phase timer of records [first, first + n) into out[0..n), NaN where unknown.
+  void read(Phase p, std::size_t first, std::size_t n, double* out) const;
   /// The step of record i alone (cheaper than the whole record).
   [[nodiscard]] std::int64_t step(std::size_t i) const;
   /// Single fields of record i, cheaper than the whole record in a pass that needs one.
   [[nodiscard]] std::uint32_t count(std::size_t i) const;
   [[nodiscard]] std::uint32_t line(std::size_t i) const;
   [[nodiscard]] std::uint16_t file(std::size_t i) const;
+  [[nodiscard]] std::int32_t rank(std::size_t i) const;
   [[nodiscard]] double timestamp(std::size_t i) const;
   [[nodiscard]] double model_flops(std::size_t i) const;
   /// One phase timer of record i alone, and whether any record has that timer.
@@ -102,6 +111,24 @@ class IterationTable {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Records read at once by for_each_record: a block of this many is read a column at a time.
+inline constexpr std::size_t kRecordBlock = 512;
+
+/// Calls f(i, record) for every record i of `t` in order (f may change its copy), reading
+/// blocks of records a column at a time: a pass over every record that read each one by
+/// operator[] spent most of its time there.
+/// `work_only` reads only the fields of IterationTable::read's work_only (the others are
+/// unknown).
+template <class F>
+void for_each_record(const IterationTable& t, F&& f, bool work_only = false) {
+  std::vector<Iteration> block(std::min(kRecordBlock, t.size()));
+  for (std::size_t first = 0; first < t.size(); first += kRecordBlock) {
+    const std::size_t n = std::min(kRecordBlock, t.size() - first);
+    t.read(first, n, block.data(), work_only);
+    for (std::size_t k = 0; k < n; ++k) f(first + k, block[k]);
+  }
+}
 
 enum class EventKind {
   kCheckpointSave,

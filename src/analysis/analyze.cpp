@@ -184,6 +184,9 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
 
   a.wall_time_s = detail::independent_wall_time(rec, clock, ev);
   a.clock_source = clock.source;
+  // The per-iteration MFU buffer is moved, not copied: it is one of the analysis' largest.
+  a.mfu_per_iteration = detail::distribution(std::move(totals.mfu_per_iteration));
+  totals.mfu_per_iteration = {};
   detail::fill_headline(r, work, totals, a);
   detail::fill_buckets_and_fixes(opt, totals, a);
   detail::fill_series(run, work, rec, st, totals, a);

@@ -61,14 +61,14 @@ class Walker {
   Totals run() {
     bool first = true;
     if (can_ideal_) t_.mfu_per_iteration.reserve(rec_.timed);  // one per timed record at most
-    for (std::size_t i = 0; i < rec_.time.size(); ++i) {
-      if (std::isnan(rec_.time[i])) continue;
+    for_each_validated(run_.iterations, [&](std::size_t i, const Iteration& it) {
+      if (std::isnan(rec_.time[i])) return;
       const Gap& g =
           first ? kStartupGap : ((rec_.flags[i] & kRecordSegmentStart) ? kRestartGap : kBetweenGap);
       place_events_before(i, clock_.use ? clock_.gap[i] : 0.0, g);
       first = false;
-      record(i);
-    }
+      record(i, it);
+    });
     place_events_before(rec_.time.size(), clock_.use ? clock_.tail : 0.0, kTailGap);
     for (std::size_t p = 0; p < kPartCount; ++p) {
       const PartInfo& info = part_info(static_cast<Part>(p));
@@ -124,7 +124,7 @@ class Walker {
     return ExcessKind::kStallIdle;
   }
 
-  void record(std::size_t i);
+  void record(std::size_t i, const Iteration& it);
   void count_work(std::size_t i, const Iteration& it, double fpi, const RecordInput& in,
                   const RecordSplit& s);
   void count_stall(std::size_t i, const Iteration& it, const RecordInput& in, const RecordSplit& s);
@@ -146,8 +146,7 @@ class Walker {
   Totals t_;
 };
 
-void Walker::record(std::size_t i) {
-  const Iteration it = validated(run_.iterations[i]);
+void Walker::record(std::size_t i, const Iteration& it) {
   const double c = rec_.count[i], t = rec_.time[i];
   const double span = clock_.use ? clock_.span[i] : c * t;
   t_.iterations_total += rec_.count[i];

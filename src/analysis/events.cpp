@@ -99,8 +99,8 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
   std::size_t k = 0;  // position in `order`: the first timed record after the event
   for (const Event* e : events) {
     while (k < order.size()) {
-      const Iteration it = run.iterations[order[k]];
-      if (before(e->file, e->line, it.file, it.line)) break;
+      const std::size_t i = order[k];
+      if (before(e->file, e->line, run.iterations.file(i), run.iterations.line(i))) break;
       ++k;
     }
     PlacedEvent p;

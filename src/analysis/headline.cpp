@@ -142,7 +142,6 @@ void fill_headline(const Resolved& r, const WorkPlan& work, const Totals& t, Ana
         t.flops_hardware > 0)
       a.hfu = t.flops_hardware / (P * G * a.mfu_time_s);
   }
-  a.mfu_per_iteration = distribution(std::vector<WeightedF>(t.mfu_per_iteration));
   if (a.wall_time_s > 0) a.goodput = t.productive / a.wall_time_s;
   work_notes(t, a);
   guard(a, a.clock_source == "the log's timestamps");

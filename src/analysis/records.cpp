@@ -31,12 +31,10 @@ std::string inputs_list(const Analysis& a) {
 }
 
 std::string record_location(const Run& run, std::size_t i) {
-  const Iteration it = run.iterations[i];
-  return where(run, it.file, it.line);
+  return where(run, run.iterations.file(i), run.iterations.line(i));
 }
 
-Iteration validated(const Iteration& in, std::vector<const char*>* invalid) {
-  Iteration it = in;
+void validate(Iteration& it, std::vector<const char*>* invalid) {
   check_positive(it.time_s, "time", invalid);
   check_positive(it.tokens, "tokens", invalid);
   check_positive(it.samples, "samples", invalid);
@@ -51,6 +49,11 @@ Iteration validated(const Iteration& in, std::vector<const char*>* invalid) {
       if (invalid) invalid->push_back(phase_key(static_cast<Phase>(p)));
     }
   }
+}
+
+Iteration validated(const Iteration& in, std::vector<const char*>* invalid) {
+  Iteration it = in;
+  validate(it, invalid);
   return it;
 }
 
@@ -64,9 +67,8 @@ Records read_records(const Run& run) {
   std::size_t invalid_records = 0;
   std::vector<const char*> invalid;
   std::int64_t prev_step = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  for_each_record(T, [&](std::size_t i, const Iteration& raw) {
     invalid.clear();
-    const Iteration raw = T[i];
     const Iteration it = validated(raw, &invalid);
     rec.count[i] = it.count;
     if (known(it.time_s)) {
@@ -77,15 +79,18 @@ Records read_records(const Run& run) {
     }
     if (i == 0 || it.step < prev_step) rec.flags[i] |= kRecordSegmentStart;
     prev_step = it.step;
-    if (invalid.empty()) continue;
-    if (++invalid_records > kMaxFieldWarnings) continue;
+    if (invalid.empty()) return;
+    if (++invalid_records > kMaxFieldWarnings) return;
     std::string names;
     for (const char* f : invalid) names += (names.empty() ? "" : ", ") + std::string(f);
     rec.warnings.push_back(
         fmt::format("{}: step {}: {}: not a valid measurement (negative, zero or a 'not measured' "
                     "sentinel such as -1): treated as unknown",
                     where(run, raw.file, raw.line), raw.step, names));
-  }
+  });
+  rec.uniform_count = n > 0 ? rec.count.front() : 1.0;
+  for (std::uint32_t c : rec.count)
+    if (c != rec.count.front()) rec.uniform_count = kUnknown;
   if (invalid_records > kMaxFieldWarnings)
     rec.warnings.push_back(fmt::format("... and {} more records with invalid fields",
                                        invalid_records - kMaxFieldWarnings));

@@ -8,12 +8,14 @@
 // Every stage reads the run and the outputs of the stages before it and returns a value; none
 // of them writes to another's output.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/resolve.hpp"
@@ -29,6 +31,21 @@ namespace mfu::detail {
 /// non-finite times, FLOPs, tokens and samples; negative or non-finite timers (a `-1` written
 /// for "not measured"). `invalid` (when given) receives the names of the fields dropped.
 [[nodiscard]] Iteration validated(const Iteration& it, std::vector<const char*>* invalid = nullptr);
+/// validated() in place.
+void validate(Iteration& it, std::vector<const char*>* invalid = nullptr);
+
+/// for_each_record with validated records.
+template <class F>
+void for_each_validated(const IterationTable& T, F&& f, bool work_only = false) {
+  for_each_record(
+      T,
+      [&f](std::size_t i, Iteration& it) {
+        validate(it);
+        f(i, static_cast<const Iteration&>(it));
+      },
+      work_only);
+}
+
 /// A time, count of work or rate validated() keeps: finite and above zero.
 [[nodiscard]] inline bool valid_positive(double v) {
   return std::isfinite(v) && v > 0;
@@ -40,10 +57,13 @@ namespace mfu::detail {
 
 /// Per-record values every later stage needs, indexed like run.iterations.
 struct Records {
-  std::vector<double> time;           ///< per-iteration seconds; NaN when untimed or outlier
-  std::vector<std::uint32_t> count;   ///< iterations the record covers
-  std::vector<std::uint8_t> flags;    ///< RecordFlag bits
-  std::size_t timed = 0;              ///< records with a valid time
+  std::vector<double> time;          ///< per-iteration seconds; NaN when untimed or outlier
+  std::vector<std::uint32_t> count;  ///< iterations the record covers
+  std::vector<std::uint8_t> flags;   ///< RecordFlag bits
+  std::size_t timed = 0;             ///< records with a valid time
+  /// The iterations every record covers when they all cover as many (the usual case: order
+  /// statistics then select plain values), else NaN.
+  double uniform_count = kUnknown;
   std::vector<std::string> warnings;  ///< invalid fields, with file:line (capped)
 };
 

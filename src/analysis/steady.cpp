@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/select.hpp"
 #include "analysis/stages.hpp"
 #include "mfu/error.hpp"
 #include "mfu/units.hpp"
@@ -36,14 +37,30 @@ void mark_restarts(const Run& run, Records& rec, Steady& st) {
   }
 }
 
+/// The distribution of rec.time over the records keep(i) selects, weighted by their counts
+/// (plain values when every record covers as many iterations).
+template <class Keep>
+Distribution time_distribution(const Records& rec, Keep keep, bool tails) {
+  const std::size_t n = rec.time.size();
+  if (known(rec.uniform_count)) {
+    auto times = [&](auto&& f) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (keep(i)) f(rec.time[i]);
+    };
+    return distribution_of(times, rec.uniform_count, tails);
+  }
+  std::vector<Weighted> w;
+  w.reserve(rec.timed);
+  for (std::size_t i = 0; i < n; ++i)
+    if (keep(i)) w.push_back({rec.time[i], static_cast<double>(rec.count[i])});
+  return distribution(std::move(w), tails);
+}
+
 /// Median and sigma of the timed records without any of the `skip` flags.
 std::pair<double, double> level_of(const Records& rec, std::uint8_t skip) {
-  std::vector<Weighted> w;
-  w.reserve(rec.timed);  // no doubling slack: this buffer is the analysis' largest
-  for (std::size_t i = 0; i < rec.time.size(); ++i)
-    if (!std::isnan(rec.time[i]) && !(rec.flags[i] & skip))
-      w.push_back({rec.time[i], static_cast<double>(rec.count[i])});
-  const Distribution d = distribution(std::move(w), false);
+  const Distribution d = time_distribution(
+      rec, [&](std::size_t i) { return !std::isnan(rec.time[i]) && !(rec.flags[i] & skip); },
+      false);
   return {d.median, kMadToSigma * d.mad};
 }
 
@@ -53,23 +70,25 @@ void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, Reco
   const bool can_ideal = known(r.peak) && known(r.work_gpus) && work.source != WorkSource::kNone;
   std::size_t above_peak = 0, too_fast = 0, candidates = 0;
   std::string first_lines;
-  for (std::size_t i = 0; i < rec.time.size(); ++i) {
-    const double t = rec.time[i];
-    if (std::isnan(t) || (rec.flags[i] & kRecordLost)) continue;
-    ++candidates;
-    bool bad = known(median) && t * kFasterThanMedian < median;
-    if (bad) ++too_fast;
-    if (!bad && can_ideal) {
-      const Iteration it = validated(run.iterations[i]);
-      const double f = work.flops(it, t);
-      bad = known(f) && f / (r.peak * r.work_gpus) > t * (1 + 1e-9);
-      if (bad) ++above_peak;
-    }
-    if (!bad) continue;
-    rec.flags[i] |= kRecordOutlier;
-    rec.time[i] = kUnknown;
-    if (++st.outliers <= 5) first_lines.append(1, ' ').append(record_location(run, i));
-  }
+  for_each_validated(
+      run.iterations,
+      [&](std::size_t i, const Iteration& it) {
+        const double t = rec.time[i];
+        if (std::isnan(t) || (rec.flags[i] & kRecordLost)) return;
+        ++candidates;
+        bool bad = known(median) && t * kFasterThanMedian < median;
+        if (bad) ++too_fast;
+        if (!bad && can_ideal) {
+          const double f = work.flops(it, t);
+          bad = known(f) && f / (r.peak * r.work_gpus) > t * (1 + 1e-9);
+          if (bad) ++above_peak;
+        }
+        if (!bad) return;
+        rec.flags[i] |= kRecordOutlier;
+        rec.time[i] = kUnknown;
+        if (++st.outliers <= 5) first_lines.append(1, ' ').append(record_location(run, i));
+      },
+      true);  // the work fields alone
   // The rule: a run is refused when more than half of its records are impossible; fewer are
   // outliers, left out with a warning.
   if (2 * above_peak > candidates)
@@ -136,15 +155,12 @@ void find_period(const Run& run, const std::vector<std::int64_t>& stall_steps, S
 }
 
 void steady_distribution(Records& rec, Steady& st) {
-  std::vector<Weighted> w;
-  w.reserve(rec.timed);
   for (std::uint8_t skip : {static_cast<std::uint8_t>(kLeftOut | kRecordWarmup), kLeftOut}) {
-    for (std::size_t i = 0; i < rec.time.size(); ++i)
-      if (!std::isnan(rec.time[i]) && !(rec.flags[i] & skip))
-        w.push_back({rec.time[i], static_cast<double>(rec.count[i])});
-    if (!w.empty()) break;  // everything is warm-up: use it all
+    st.step_time = time_distribution(
+        rec, [&](std::size_t i) { return !std::isnan(rec.time[i]) && !(rec.flags[i] & skip); },
+        true);
+    if (st.step_time.count > 0) break;  // everything is warm-up: use it all
   }
-  st.step_time = distribution(std::move(w));
   st.median = st.step_time.median;
   st.sigma = kMadToSigma * st.step_time.mad;
   // A floor of 1% of the median: step times printed to a few digits have no finer resolution.
@@ -155,18 +171,33 @@ void steady_distribution(Records& rec, Steady& st) {
 /// buffer (a buffer per phase held 4 x 16 B per record at once on a 4-timer log).
 void timer_medians(const Run& run, const Records& rec, Steady& st) {
   const IterationTable& T = run.iterations;
+  auto steady = [&](std::size_t i) {
+    return !std::isnan(rec.time[i]) && !(rec.flags[i] & (kLeftOut | kRecordWarmup | kRecordStall));
+  };
   std::vector<Weighted> v;
   for (std::size_t p = 0; p < kPhaseCount; ++p) {
     st.timer_median[p] = 0.0;
     const auto phase = static_cast<Phase>(p);
     if (!T.has_phase(phase)) continue;
+    if (known(rec.uniform_count)) {
+      // Every record covers as many iterations: selection over the column, no buffer.
+      const double m = median_from([&](auto&& f) {
+        std::array<double, kRecordBlock> block;
+        for (std::size_t first = 0; first < T.size(); first += kRecordBlock) {
+          const std::size_t n = std::min(kRecordBlock, T.size() - first);
+          T.read(phase, first, n, block.data());
+          for (std::size_t k = 0; k < n; ++k)
+            if (steady(first + k) && valid_phase(block[k])) f(block[k]);
+        }
+      });
+      if (known(m)) st.timer_median[p] = m;
+      continue;
+    }
     v.clear();
     if (v.capacity() == 0) v.reserve(rec.timed);
     for (std::size_t i = 0; i < rec.time.size(); ++i) {
-      if (std::isnan(rec.time[i]) || (rec.flags[i] & (kLeftOut | kRecordWarmup | kRecordStall)))
-        continue;
       const double x = T.phase(i, phase);
-      if (valid_phase(x)) v.push_back({x, static_cast<double>(rec.count[i])});
+      if (steady(i) && valid_phase(x)) v.push_back({x, static_cast<double>(rec.count[i])});
     }
     if (!v.empty()) st.timer_median[p] = weighted_quantile(v, 0.5);
   }

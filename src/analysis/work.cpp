@@ -38,24 +38,27 @@ bool log_counts_flops(const Run& run) {
 /// The framework's own count is used only when it is possible on this hardware.
 bool framework_count_usable(const Run& run, const Resolved& r, const Records& rec) {
   double sum = 0, tsum = 0;
-  for (std::size_t i = 0; i < rec.time.size(); ++i) {
-    if (std::isnan(rec.time[i])) continue;
-    const Iteration it = validated(run.iterations[i]);
-    if (!known(it.reported_flops_per_gpu)) continue;
-    sum += it.reported_flops_per_gpu * rec.time[i] * rec.count[i];
-    tsum += rec.time[i] * rec.count[i];
-  }
+  for_each_validated(
+      run.iterations,
+      [&](std::size_t i, const Iteration& it) {
+        if (std::isnan(rec.time[i]) || !known(it.reported_flops_per_gpu)) return;
+        sum += it.reported_flops_per_gpu * rec.time[i] * rec.count[i];
+        tsum += rec.time[i] * rec.count[i];
+      },
+      true);  // the work fields alone
   return tsum > 0 && (!known(r.peak) || sum / tsum <= r.peak);
 }
 
 WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, const WorkPlan& w) {
   bool any_log_flops = false, any_reported = false, any_tokens = known(r.tokens_default);
-  for (std::size_t i = 0; i < rec.time.size(); ++i) {
-    const Iteration it = validated(run.iterations[i]);
-    any_log_flops = any_log_flops || known(it.model_flops);
-    any_reported = any_reported || known(it.reported_flops_per_gpu);
-    any_tokens = any_tokens || known(w.tokens(it));
-  }
+  for_each_validated(
+      run.iterations,
+      [&](std::size_t, const Iteration& it) {
+        any_log_flops = any_log_flops || known(it.model_flops);
+        any_reported = any_reported || known(it.reported_flops_per_gpu);
+        any_tokens = any_tokens || known(w.tokens(it));
+      },
+      true);  // the work fields alone
   // The user's FLOPs per step win over the log's own count, as every flag does.
   if (known(r.flops_default)) return WorkSource::kFlag;
   if (any_log_flops) return WorkSource::kLog;
@@ -71,17 +74,19 @@ WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, 
 std::map<double, double> flops_by_tokens(const Run& run, const Records& rec, const WorkPlan& w) {
   constexpr std::size_t kMaxKeys = 64, kMaxValues = 257;
   std::map<double, std::vector<double>> values;
-  for (std::size_t i = 0; i < rec.time.size(); ++i) {
-    const Iteration it = validated(run.iterations[i]);
-    const double tok = w.tokens(it), f = own_flops(w, it, rec.time[i]);
-    if (!known(tok) || !known(f)) continue;
-    auto found = values.find(tok);
-    if (found == values.end()) {
-      if (values.size() >= kMaxKeys) continue;
-      found = values.emplace(tok, std::vector<double>{}).first;
-    }
-    if (found->second.size() < kMaxValues) found->second.push_back(f);
-  }
+  for_each_validated(
+      run.iterations,
+      [&](std::size_t i, const Iteration& it) {
+        const double tok = w.tokens(it), f = own_flops(w, it, rec.time[i]);
+        if (!known(tok) || !known(f)) return;
+        auto found = values.find(tok);
+        if (found == values.end()) {
+          if (values.size() >= kMaxKeys) return;
+          found = values.emplace(tok, std::vector<double>{}).first;
+        }
+        if (found->second.size() < kMaxValues) found->second.push_back(f);
+      },
+      true);  // the work fields alone
   std::map<double, double> out;
   for (auto& [tok, v] : values) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());

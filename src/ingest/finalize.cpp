@@ -86,6 +86,76 @@ void renumber_node_ranks(Run& run) {
   run.ranks = std::move(seen);
 }
 
+/// What counting the iterations of each record found.
+struct Counted {
+  bool multi = false;  ///< some record stands for more than one iteration
+  std::size_t jumps = 0;
+  std::int64_t absent = 0, jump_from = 0, jump_to = 0;  ///< missing iterations, largest jump
+  std::uint32_t jump_line = 0;
+};
+
+/// Sets each record's iteration count (from the step counter when the parser did not know
+/// it) and its step time from the timestamps when the log prints none; segments start at
+/// `seg_start` (one per job incarnation).
+Counted count_iterations(IterationTable& t, const std::vector<std::size_t>& seg_start,
+                         bool single_iteration_records) {
+  Counted out;
+  bool& multi = out.multi;
+  std::size_t& jumps = out.jumps;
+  std::int64_t &absent = out.absent, &jump_from = out.jump_from, &jump_to = out.jump_to;
+  std::uint32_t& jump_line = out.jump_line;
+  const std::size_t n = t.size();
+  std::size_t s = 0, b = 0, e = n;  // the segment [b, e) of record i
+  double prev_ts = kUnknown;
+  std::int64_t prev_step = 0;
+  for_each_record(t, [&](std::size_t i, Iteration& it) {
+    while (s + 1 < seg_start.size() && i >= seg_start[s + 1]) ++s;
+    if (i == seg_start[s]) {
+      b = i;
+      e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
+      prev_ts = kUnknown;
+    }
+    const Iteration before = it;
+    if (it.count > 1) {
+      // The parser knew how many iterations the record stands for (an averaged summary).
+    } else if (single_iteration_records) {
+      // One record, one iteration: a jump in the step counter is records that are missing.
+      if (i > b && it.step - prev_step > 1) {
+        const std::int64_t gap = it.step - prev_step - 1;
+        if (jumps == 0 || gap > jump_to - jump_from - 1) {
+          jump_from = prev_step;
+          jump_to = it.step;
+          jump_line = it.line;
+        }
+        absent += gap;
+        ++jumps;
+      }
+    } else if (i == b) {
+      std::int64_t gap = 1;
+      if (i + 1 < e) gap = std::max<std::int64_t>(1, t.step(i + 1) - it.step);
+      std::int64_t c = s == 0 ? std::clamp<std::int64_t>(it.step, 1, gap) : gap;
+      it.count = static_cast<std::uint32_t>(std::max<std::int64_t>(1, c));
+    } else {
+      const std::int64_t d = it.step - prev_step;
+      it.count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(d, 1, 1 << 30));
+    }
+    prev_step = it.step;
+    if (it.count > 1) multi = true;
+    // Step time from timestamps when the log prints none.
+    if (!known(it.time_s) && i > b && known(it.timestamp_s) && known(prev_ts)) {
+      const double dt = it.timestamp_s - prev_ts;
+      if (dt > 0) it.time_s = dt / it.count;
+    }
+    prev_ts = it.timestamp_s;
+    // Record i was read with its block: writing it back leaves the records still to read alone.
+    if (it.count != before.count ||
+        !(it.time_s == before.time_s || (!known(it.time_s) && !known(before.time_s))))
+      t.set(i, it);
+  });
+
+  return out;
+}
+
 }  // namespace
 
 void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
@@ -119,52 +189,12 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   // 2. Segments: one per job incarnation.
   const std::vector<std::size_t>& seg_start = job.incarnations;
   // 3. How many iterations each record stands for.
-  bool multi = false;
-  std::size_t jumps = 0;
-  std::int64_t absent = 0, jump_from = 0, jump_to = 0;
-  std::uint32_t jump_line = 0;
-  for (std::size_t s = 0; s < seg_start.size(); ++s) {
-    const std::size_t b = seg_start[s];
-    const std::size_t e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
-    double prev_ts = kUnknown;
-    for (std::size_t i = b; i < e; ++i) {
-      Iteration it = t[i];
-      const Iteration before = it;
-      if (it.count > 1) {
-        // The parser knew how many iterations the record stands for (an averaged summary).
-      } else if (single_iteration_records) {
-        // One record, one iteration: a jump in the step counter is records that are missing.
-        if (i > b && it.step - t.step(i - 1) > 1) {
-          const std::int64_t gap = it.step - t.step(i - 1) - 1;
-          if (jumps == 0 || gap > jump_to - jump_from - 1) {
-            jump_from = t.step(i - 1);
-            jump_to = it.step;
-            jump_line = it.line;
-          }
-          absent += gap;
-          ++jumps;
-        }
-      } else if (i == b) {
-        std::int64_t gap = 1;
-        if (i + 1 < e) gap = std::max<std::int64_t>(1, t.step(i + 1) - it.step);
-        std::int64_t c = s == 0 ? std::clamp<std::int64_t>(it.step, 1, gap) : gap;
-        it.count = static_cast<std::uint32_t>(std::max<std::int64_t>(1, c));
-      } else {
-        const std::int64_t d = it.step - t.step(i - 1);
-        it.count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(d, 1, 1 << 30));
-      }
-      if (it.count > 1) multi = true;
-      // Step time from timestamps when the log prints none.
-      if (!known(it.time_s) && i > b && known(it.timestamp_s) && known(prev_ts)) {
-        const double dt = it.timestamp_s - prev_ts;
-        if (dt > 0) it.time_s = dt / it.count;
-      }
-      prev_ts = it.timestamp_s;
-      if (it.count != before.count ||
-          !(it.time_s == before.time_s || (!known(it.time_s) && !known(before.time_s))))
-        t.set(i, it);
-    }
-  }
+  const Counted counted = count_iterations(t, seg_start, single_iteration_records);
+  const bool multi = counted.multi;
+  const std::size_t jumps = counted.jumps;
+  const std::int64_t absent = counted.absent, jump_from = counted.jump_from,
+                     jump_to = counted.jump_to;
+  const std::uint32_t jump_line = counted.jump_line;
 
   if (jumps > 0) {
     run.diagnostics.push_back(Diagnostic{

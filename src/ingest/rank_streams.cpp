@@ -238,9 +238,9 @@ void combine_incarnation(const std::vector<std::pair<std::size_t, const Stream*>
 /// is checked without copying the records (the table of a long run stays as it is).
 bool one_ordered_stream(const IterationTable& t) {
   if (t.empty()) return true;
-  const std::int32_t rank = t[0].rank;
+  const std::int32_t rank = t.rank(0);
   for (std::size_t i = 1; i < t.size(); ++i)
-    if (t.step(i) <= t.step(i - 1) || t[i].rank != rank) return false;
+    if (t.step(i) <= t.step(i - 1) || t.rank(i) != rank) return false;
   return true;
 }
 

@@ -1,0 +1,205 @@
+#pragma once
+// Exact order statistics of values read from a source more than once, without a buffer of
+// them: a histogram of the values' ordered bit patterns narrows each wanted rank to one bucket,
+// buckets too full are refined by a second histogram, and the few values of the final buckets
+// are selected exactly. A pass costs a read of the source (a few ns a value, sequential),
+// where nth_element on a copy costs a buffer of 8 B a value and several passes of random swaps.
+//
+// The k-th smallest value is the same double std::nth_element returns (zeros of either sign
+// are one value, returned as +0).
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "mfu/analysis.hpp"
+#include "mfu/error.hpp"
+
+namespace mfu::detail {
+
+/// A finite double's bits, mapped so that unsigned order is numeric order (-0 as +0).
+[[nodiscard]] inline std::uint64_t order_key(double v) {
+  if (v == 0) v = 0.0;
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return (b >> 63) ? ~b : b | (std::uint64_t{1} << 63);
+}
+[[nodiscard]] inline double from_order_key(std::uint64_t k) {
+  const std::uint64_t b = (k >> 63) ? k & ~(std::uint64_t{1} << 63) : ~k;
+  double v = 0;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+/// The values of ranks `ranks` (0-based, each below the number of values) of the finite
+/// values `source` yields: source(f) calls f(double) for each value, in any order, the same
+/// values on every call. `lo` and `hi` bound the values (the smallest and the largest).
+template <class Source>
+std::vector<double> select_ranks(const Source& source, const std::vector<std::size_t>& ranks,
+                                 double lo, double hi) {
+  constexpr unsigned kBits = 16;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  // Values few enough to select from a copy: a bucket of a clustered run (step times within
+  // 3% of 1 s, a 600 s stall widening the range) holds ~1% of the values, so 65,536 spares a
+  // refinement pass over millions of records for a copy of at most 512 KB.
+  constexpr std::size_t kSmall = std::size_t{1} << 16;
+  struct Target {
+    std::size_t rank;     // what is left of it within [first, last]
+    std::uint64_t first;  // the key range that holds it
+    std::uint64_t last;
+    bool done = false;
+  };
+  std::vector<Target> t;
+  for (std::size_t r : ranks) t.push_back({r, order_key(lo), order_key(hi)});
+  std::vector<std::uint32_t> hist(kBuckets);
+  auto shift_of = [&](const Target& x) {
+    const unsigned width = std::bit_width(x.last - x.first);
+    return width > kBits ? width - kBits : 0;
+  };
+  // Counts the values of [first, last] in buckets of 2^shift keys.
+  auto count = [&](std::uint64_t first, std::uint64_t last, unsigned shift) {
+    std::fill(hist.begin(), hist.end(), 0);
+    source([&](double v) {
+      const std::uint64_t k = order_key(v);
+      if (k >= first && k <= last) ++hist[(k - first) >> shift];
+    });
+  };
+  // Narrows x to the bucket that holds its rank; true when that bucket is small enough.
+  auto narrow = [&](Target& x, unsigned shift) {
+    std::size_t b = 0, acc = 0;
+    while (b < kBuckets && acc + hist[b] <= x.rank) acc += hist[b++];
+    if (b == kBuckets)  // a source that yields other values on another pass
+      throw InternalError("order statistics: fewer values in range than the rank sought");
+    x.rank -= acc;
+    const std::uint64_t first = x.first + (static_cast<std::uint64_t>(b) << shift);
+    x.last = std::min(x.last, first + ((std::uint64_t{1} << shift) - 1));
+    x.first = first;
+    x.done = x.first == x.last;  // one key: every value there is the answer
+    return x.done || hist[b] <= kSmall;
+  };
+  // The first pass is shared (every target starts from [lo, hi]); a target whose bucket is
+  // still full (values clustered tighter than 1/65536 of the range) is refined on its own.
+  if (t.empty()) return {};
+  if (t.front().first == t.front().last) return std::vector<double>(t.size(), lo == 0 ? 0.0 : lo);
+  const unsigned shift0 = shift_of(t.front());
+  count(t.front().first, t.front().last, shift0);
+  std::vector<char> small(t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) small[i] = narrow(t[i], shift0);
+  // (All targets narrow on the shared histogram before any refinement overwrites it.)
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    while (!small[i]) {
+      const unsigned shift = shift_of(t[i]);
+      count(t[i].first, t[i].last, shift);
+      small[i] = narrow(t[i], shift);
+    }
+  }
+  // One pass collects the values of every target's bucket; each is selected from its copy.
+  std::vector<std::vector<double>> held(t.size());
+  source([&](double v) {
+    const std::uint64_t k = order_key(v);
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (!t[i].done && k >= t[i].first && k <= t[i].last) held[i].push_back(v == 0 ? 0.0 : v);
+  });
+  std::vector<double> out(t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].done) {
+      out[i] = from_order_key(t[i].first);
+      continue;
+    }
+    auto& h = held[i];
+    std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(t[i].rank), h.end());
+    out[i] = h[t[i].rank];
+  }
+  return out;
+}
+
+/// Quantiles `qs` of the n values of `source` (all finite, within [lo, hi]) by the rule of
+/// stats.hpp: position q*n - 0.5 between order statistics, clamped to the ends.
+template <class Source>
+std::vector<double> quantiles_from(const Source& source, std::size_t n, double lo, double hi,
+                                   const std::vector<double>& qs) {
+  std::vector<std::size_t> ranks;
+  std::vector<double> pos;
+  for (double q : qs) {
+    pos.push_back(std::clamp(q * static_cast<double>(n) - 0.5, 0.0, static_cast<double>(n - 1)));
+    const auto r = static_cast<std::size_t>(std::floor(pos.back()));
+    ranks.push_back(r);
+    ranks.push_back(std::min(r + 1, n - 1));
+  }
+  const std::vector<double> got = select_ranks(source, ranks, lo, hi);
+  std::vector<double> out;
+  for (std::size_t j = 0; j < qs.size(); ++j) {
+    const double a = got[2 * j], f = pos[j] - std::floor(pos[j]);
+    out.push_back(f == 0 ? a : a + f * (got[2 * j + 1] - a));
+  }
+  return out;
+}
+
+/// Count, mean, min, max, median, p05 and p95 (when `tails`) and MAD of the finite values of
+/// `source`, every one of weight `weight` (the iterations each record covers): the numbers
+/// distribution() gives for a buffer of them, bit for bit, from passes over the source.
+template <class Source>
+Distribution distribution_of(const Source& source, double weight, bool tails) {
+  Distribution d;
+  double sum = 0, wsum = 0;
+  std::size_t n = 0;
+  source([&](double v) {
+    if (!std::isfinite(v)) return;
+    if (n == 0) d.min = d.max = v;
+    // The same sums, in the same order, as distribution() over Weighted records.
+    sum += v * weight;
+    wsum += weight;
+    d.min = std::min(d.min, v);
+    d.max = std::max(d.max, v);
+    ++n;
+  });
+  if (n == 0 || !(weight > 0)) return Distribution{};
+  d.count = n;
+  d.mean = sum / wsum;
+  auto finite = [&](auto&& f) {
+    source([&](double v) {
+      if (std::isfinite(v)) f(v);
+    });
+  };
+  const std::vector<double> q =
+      quantiles_from(finite, n, d.min, d.max,
+                     tails ? std::vector<double>{0.5, 0.05, 0.95} : std::vector<double>{0.5});
+  d.median = q[0];
+  if (tails) {
+    d.p05 = q[1];
+    d.p95 = q[2];
+  }
+  const double med = d.median;
+  auto deviations = [&](auto&& f) { finite([&](double v) { f(std::fabs(v - med)); }); };
+  // |v - median| is at most the larger distance from the median to an end.
+  const double dev_hi = std::max({d.max - med, med - d.min, 0.0});
+  d.mad = quantiles_from(deviations, n, 0.0, dev_hi, {0.5})[0];
+  return d;
+}
+
+/// The median of the finite values of `source` (NaN when there are none).
+template <class Source>
+double median_from(const Source& source) {
+  std::size_t n = 0;
+  double lo = 0, hi = 0;
+  source([&](double v) {
+    if (!std::isfinite(v)) return;
+    lo = n == 0 ? v : std::min(lo, v);
+    hi = n == 0 ? v : std::max(hi, v);
+    ++n;
+  });
+  if (n == 0) return kUnknown;
+  auto finite = [&](auto&& f) {
+    source([&](double v) {
+      if (std::isfinite(v)) f(v);
+    });
+  };
+  return quantiles_from(finite, n, lo, hi, {0.5})[0];
+}
+
+}  // namespace mfu::detail
