@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 #include <type_traits>
 
+#include "mfu/error.hpp"
 #include "text.hpp"
 
 namespace mfu {
@@ -498,7 +498,7 @@ Iteration IterationTable::operator[](std::size_t i) const {
 
 void IterationTable::read(std::size_t first, std::size_t n, Iteration* out, bool work_only) const {
   if (first > impl_->n || n > impl_->n - first)
-    throw std::out_of_range("IterationTable::read past the last record");
+    throw InternalError("IterationTable::read past the last record");
   if (work_only)
     impl_->read_work(first, n, out);
   else
@@ -507,7 +507,7 @@ void IterationTable::read(std::size_t first, std::size_t n, Iteration* out, bool
 
 void IterationTable::read(Phase p, std::size_t first, std::size_t n, double* out) const {
   if (first > impl_->n || n > impl_->n - first)
-    throw std::out_of_range("IterationTable::read past the last record");
+    throw InternalError("IterationTable::read past the last record");
   impl_->phase[static_cast<std::size_t>(p)].read(first, n,
                                                  [out](std::size_t k, double v) { out[k] = v; });
 }
