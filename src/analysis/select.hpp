@@ -46,7 +46,8 @@ std::vector<double> select_ranks(const Source& source, const std::vector<std::si
   constexpr std::size_t kBuckets = std::size_t{1} << kBits;
   // Values few enough to select from a copy: a bucket of a clustered run (step times within
   // 3% of 1 s, a 600 s stall widening the range) holds ~1% of the values, so 65,536 spares a
-  // refinement pass over millions of records for a copy of at most 512 KB.
+  // refinement pass over millions of records for a copy of at most 512 KB (a judgement from
+  // the 1 GiB benchmark file, not a published figure).
   constexpr std::size_t kSmall = std::size_t{1} << 16;
   struct Target {
     std::size_t rank;     // what is left of it within [first, last]
@@ -56,6 +57,7 @@ std::vector<double> select_ranks(const Source& source, const std::vector<std::si
   };
   std::vector<Target> t;
   for (std::size_t r : ranks) t.push_back({r, order_key(lo), order_key(hi)});
+  // 32-bit counts: a run of 2^32 records (over 100 GB of columns) does not fit in memory.
   std::vector<std::uint32_t> hist(kBuckets);
   auto shift_of = [&](const Target& x) {
     const unsigned width = std::bit_width(x.last - x.first);
