@@ -112,7 +112,8 @@ class IterationTable {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Records read at once by for_each_record: a block of this many is read a column at a time.
+/// Records read at once by for_each_record: a block of this many is read a column at a time
+/// (512 records of ~170 B stay in a core's L2 cache: a judgement, not a published figure).
 inline constexpr std::size_t kRecordBlock = 512;
 
 /// Calls f(i, record) for every record i of `t` in order (f may change its copy), reading

@@ -8,14 +8,12 @@
 // Every stage reads the run and the outputs of the stages before it and returns a value; none
 // of them writes to another's output.
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "analysis/resolve.hpp"

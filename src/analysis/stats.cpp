@@ -55,16 +55,10 @@ class Selector {
 /// q*n - 0.5 between order statistics, clamped to the ends.
 template <class Item>
 double equal_weight_quantile(Selector<Item>& s, double q) {
-  const double n = static_cast<double>(s.size());
-  const double p = q * n - 0.5;
-  if (p <= 0) return s.at(0);
-  if (p >= n - 1) return s.at(s.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(p));
-  const double a = s.at(lo);
-  const double f = p - static_cast<double>(lo);
-  if (f == 0) return a;
-  const double b = s.at(lo + 1);
-  return a + f * (b - a);
+  const QuantilePosition pos = quantile_position(q, s.size());
+  const double a = s.at(pos.rank);
+  if (pos.fraction == 0) return a;
+  return a + pos.fraction * (s.at(pos.rank + 1) - a);
 }
 
 template <class Item>
@@ -95,6 +89,14 @@ void equal_weight_order_statistics(std::vector<Item>& values, bool tails, Distri
 }
 
 }  // namespace
+
+QuantilePosition quantile_position(double q, std::size_t n) {
+  const double p = q * static_cast<double>(n) - 0.5;
+  if (p <= 0) return {0, 0};
+  if (p >= static_cast<double>(n) - 1) return {n - 1, 0};
+  const auto lo = static_cast<std::size_t>(std::floor(p));
+  return {lo, p - static_cast<double>(lo)};
+}
 
 double quantile_of(std::vector<double> v, double q) {
   return v.empty() ? kUnknown : equal_weight_quantile(v, q);

@@ -2,6 +2,7 @@
 // Order statistics over step times: median, quantiles, MAD. Weighted by how many iterations
 // each record stands for.
 
+#include <cstddef>
 #include <vector>
 
 #include "mfu/analysis.hpp"
@@ -19,6 +20,15 @@ struct WeightedF {
   float value;
   float weight;
 };
+
+/// Where quantile q of n equally weighted values lies, the one rule of every quantile here:
+/// position q*n - 0.5 between the order statistics `rank` and `rank + 1` (0-based), at
+/// `fraction` of the way; clamped to the ends (fraction 0 there).
+struct QuantilePosition {
+  std::size_t rank = 0;
+  double fraction = 0;
+};
+[[nodiscard]] QuantilePosition quantile_position(double q, std::size_t n);
 
 /// Quantile q in [0,1] of equally weighted values, by the rule of weighted_quantile (position
 /// q*n - 0.5 between order statistics, so q=0.5 is the usual median); NaN when empty. O(n).
