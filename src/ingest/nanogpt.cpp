@@ -9,7 +9,7 @@
 //                 (1234.56 ms | 34.5% bf16 MFU | 425093 tok/s)"  (one iteration per line; its
 //                 ports print the same fields without the parentheses)
 //   llama2.c     "510 | loss 1.2345 | lr 5.000000e-04 | 8175.64ms | mfu 0.19%"  (train.py, every
-//                 log_interval: the one iteration just run, as nanoGPT)
+//                 log_interval: the one iteration just run, as nanoGPT; forks drop the mfu field)
 //   modded-nanogpt "step:11/6200 train_loss:6.6933 train_time:214ms step_avg:nanms"
 //                  (train_time is cumulative and restarts at step 10; validation is not timed)
 #include <fmt/format.h>
@@ -22,11 +22,13 @@
 namespace mfu::detail {
 namespace {
 
-/// llama2.c train.py: "510 | loss 1.2345 | lr 5.000000e-04 | 8175.64ms | mfu 0.19%".
+/// llama2.c train.py: "510 | loss 1.2345 | lr 5.000000e-04 | 8175.64ms | mfu 0.19%", and its
+/// forks that print no MFU field, where the time ends the line ("10 | loss 9.3750 | lr
+/// 3.000000e-04 | 13597.70ms", nwyin/modded-llama2).
 bool llama2c_line(std::string_view t) {
   std::string_view s = t;
   const auto step = take_number(s);
-  return step && starts_with(s, " | loss ") && contains(s, "ms |");
+  return step && starts_with(s, " | loss ") && (contains(s, "ms |") || ends_with(trim(s), "ms"));
 }
 
 /// llm.c and its ports: "step 10/74 | loss ... | 36.58 ms | ..." with a time in ms.

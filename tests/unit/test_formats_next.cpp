@@ -126,6 +126,24 @@ TEST(Llama2cParser, ReadsTrainPyLinesAndTakesTheEvaluationsOut) {
   EXPECT_NEAR(evals[1], 859.55109, 1e-6);
 }
 
+// A llama2.c fork that dropped the mfu field (nwyin/modded-llama2 issue #10): the time ends the
+// line. By hand from the lines: iter 0 (after the evaluation at step 0 and the compile) 104573.61
+// ms, then every 10 iterations one sampled iteration, 13597.70 ms at 10 to 13705.85 ms at 240;
+// 25 records, each after the first standing for its 10 iterations.
+TEST(Llama2cParser, ReadsForkLinesWithoutTheMfuField) {
+  const mfu::Run r = read("llama2c_modded_llama2_issue10.log");
+  EXPECT_EQ(r.format, "nanogpt");
+  ASSERT_EQ(r.iterations.size(), 25u);
+  EXPECT_EQ(r.iterations[0].step, 0);
+  EXPECT_DOUBLE_EQ(r.iterations[0].time_s, 104.57361);
+  EXPECT_EQ(r.iterations[1].step, 10);
+  EXPECT_DOUBLE_EQ(r.iterations[1].time_s, 13.5977);
+  EXPECT_EQ(r.iterations[24].step, 240);
+  EXPECT_DOUBLE_EQ(r.iterations[24].time_s, 13.70585);
+  EXPECT_EQ(r.iterations.count(24), 10u);
+  EXPECT_NEAR(r.iterations[1].loss, 9.375, 1e-6);
+}
+
 // llm.c's AMD port (samples-next/llama2c, anthonix/llm.c issue #2): the fields without llm.c's
 // parentheses, loss nan. Step 10: 36.58 ms, 9.2% bf16 MFU, 112241 tok/s (4105.8 tokens).
 TEST(Llama2cParser, ReadsLlmcPortLinesWithoutParentheses) {

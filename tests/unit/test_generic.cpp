@@ -73,7 +73,7 @@ TEST(GenericReader, IsNeverChosenOverAKnownFormatOrOnTooFewLines) {
         "deepspeed_gptneox.log", "maxtext_steps.log", "nemo2_bionemo_steps.log",
         "nanotron_issue390_steps.log", "torchtune_pr2620_multinode_steps55_61.log",
         "verl_issue1208_gh200_step2.log", "fairseq_issue301_legacy2018.log",
-        "llama2c_tinystories_mps.log", "hf_loss_dicts.log",
+        "llama2c_tinystories_mps.log", "llama2c_modded_llama2_issue10.log", "hf_loss_dicts.log",
         "deepspeed_issue1825_notebook_steps.log"}) {
     const mfu::Run r = read(known_log);
     EXPECT_NE(r.format, "generic") << known_log;

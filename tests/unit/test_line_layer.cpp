@@ -299,6 +299,7 @@ const char* const kTextExcerpts[] = {
     "nemo2_bionemo_steps.log",
     "nanotron_issue390_steps.log",
     "llama2c_tinystories_mps.log",
+    "llama2c_modded_llama2_issue10.log",
     "torchtune_pr1909_lora_bar.log",
     "torchtune_pr2620_multinode_steps55_61.log",
     "verl_issue1208_gh200_step2.log",
@@ -376,6 +377,7 @@ const RealPrefix kRealPrefixes[] = {
     {"prefix_mpirun_horovod.log", "[1,0]<stdout>:", 0, ""},
     {"prefix_mpirun_horovod.log", "[1,1]<stdout>:", 1, ""},
     {"prefix_quote_timestamp_nanogpt.log", "> 2023-03-22 ", -1, ""},
+    {"prefix_iso_z_katib.log", "2025-08-14T", -1, "INFO     Train Epoch: 1 ["},
 };
 
 TEST(RealPrefixes, EachKindIsPeeledOnRealLines) {
@@ -397,6 +399,21 @@ TEST(RealPrefixes, EachKindIsPeeledOnRealLines) {
     }
     EXPECT_GT(prefixed, 0u);
   }
+}
+
+// ISO 8601 UTC stamps as a Kubernetes job's logger printed them (kubeflow/katib PR #2560): by
+// hand, 2025-08-14T23:41:27Z is 1755214887 s (date -u -d 2025-08-14T23:41:27Z +%s), and the
+// eighth line's 23:41:59Z is 32 s later.
+TEST(RealPrefixes, IsoUtcStampsGiveTheirSeconds) {
+  std::istringstream in(test::read_file(test::test_data("prefix_iso_z_katib.log")));
+  std::string line;
+  std::vector<double> stamps;
+  LinePeeler peeler;
+  for (std::uint64_t n = 1; std::getline(in, line); ++n)
+    stamps.push_back(peeler.peel(line, n).attrs.timestamp_s);
+  ASSERT_EQ(stamps.size(), 8u);
+  EXPECT_DOUBLE_EQ(stamps[0], 1755214887.0);
+  EXPECT_DOUBLE_EQ(stamps[7] - stamps[0], 32.0);
 }
 
 // The real rank-tagged excerpts read as their framework's runs, with the values the logs print

@@ -1,9 +1,9 @@
 // Published tables reproduced by mfu's formulas, each row under the convention its source used.
 // The rows live in tests/data/published/ with their sources: PaLM Table 3, the MFU/HFU table of
 // the Megatron-LM README (Korthikanti et al. 2022), Narayanan et al. 2021 Table 1, torchtitan's
-// Llama 3.1 benchmark page, MaxText's tiering table, and every row of llm-foundry's MPT
-// benchmark tables. Nothing here is computed by the code under test
-// before it is compared: the expected values are the sources' printed numbers.
+// Llama 3.1 benchmark page, MaxText's tiering table, Llama 3 Table 4, and every row of
+// llm-foundry's MPT benchmark tables. Nothing here is computed by the code under test before it is
+// compared: the expected values are the sources' printed numbers.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -124,6 +124,44 @@ TEST(PublishedRows, EachRowReproducesUnderItsSourcesConvention) {
       ADD_FAILURE() << "unknown kind " << kind;
     }
   }
+}
+
+// Llama 3 Table 4 (tests/data/published/llama3_table4.csv, sources there). First the
+// transcription is checked against itself: the parallel sizes multiply to the GPU count and the
+// data-parallel batch to the 16M tokens per batch. Then mfu's calc reproduces the MFU column from
+// the TFLOPs/GPU column against the database's H100 SXM BF16 peak (989.5 TFLOP/s): one second of
+// a step whose model FLOPs are TFLOPs/GPU x GPUs. Tolerance 1.01 points: the MFU column is
+// rounded to whole percent (0.5) and the TFLOPs column to tens (5 / 989.5 = 0.505 points); the
+// middle row needs it (400 / 989.5 = 40.4%, printed 41%).
+TEST(PublishedRows, Llama3Table4Reproduces) {
+  Row header;
+  const auto rows = read_csv("llama3_table4.csv", &header);
+  ASSERT_EQ(rows.size(), 3U);
+  for (const auto& row : rows) {
+    const Columns c{header, row};
+    SCOPED_TRACE(c.text("gpus") + " GPUs, sequence " + c.text("seq_len"));
+    EXPECT_EQ(c.integer("tp") * c.integer("cp") * c.integer("pp") * c.integer("dp"),
+              c.integer("gpus"));
+    EXPECT_EQ(c.integer("dp") * c.integer("batch_per_dp") * c.integer("seq_len"),
+              c.integer("tokens_per_batch"));
+    CalcInputs in;
+    in.gpu = "h100-sxm";
+    in.gpus = c.number("gpus");
+    in.step_time_s = 1.0;
+    in.flops_per_step = c.number("tflops_per_gpu") * 1e12 * c.number("gpus");
+    const CalcResult r = solve(in);
+    ASSERT_TRUE(r.mfu.has_value());
+    EXPECT_NEAR(*r.mfu * 100, c.number("bf16_mfu_pct"), 1.01);
+  }
+}
+
+// The same paper (Section 3.2.1): the 405B flagship was "pre-trained using 3.8 x 10^25 FLOPs" on
+// 15.6T tokens, i.e. 6N FLOPs per token with N the parameters: the preset's count (from its
+// published shape, Table 3) must give 3.8e25 to the paper's two digits.
+TEST(PublishedRows, Llama3ComputeBudgetIsSixNTimesTokens) {
+  const ModelShape m = ModelCatalog::builtin().get("llama3-405b");
+  const double flops = 6.0 * count_params(m).total * 15.6e12;
+  EXPECT_NEAR(flops / 1e25, 3.8, 0.05);
 }
 
 // llm-foundry's collect_results.py: MFU = (6N + 12 L d T) x tokens/s / (GPUs x peak), the PaLM
