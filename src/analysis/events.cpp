@@ -32,26 +32,58 @@ bool before(std::uint16_t f1, std::uint32_t l1, std::uint16_t f2, std::uint32_t 
   return f1 != f2 ? f1 < f2 : l1 < l2;
 }
 
-/// Timed records in line order (the table's order unless pieces were merged out of it).
-std::vector<std::size_t> timed_in_line_order(const Run& run, const Records& rec) {
-  std::vector<std::size_t> idx;
-  std::vector<std::pair<std::uint16_t, std::uint32_t>> pos;
-  for (std::size_t i = 0; i < rec.time.size(); ++i) {
-    if (std::isnan(rec.time[i])) continue;
-    idx.push_back(i);
-    pos.emplace_back(run.iterations.file(i), run.iterations.line(i));
+/// The timed records in line order, walked forward once. Records are in line order unless
+/// pieces were merged out of it; only then is the order kept in a vector (a log with events
+/// pays nothing per record for it otherwise).
+class LineOrder {
+ public:
+  LineOrder(const Run& run, const Records& rec) : run_(run), rec_(rec) {
+    if (!in_line_order()) sort_by_line();
+    next_ = first_timed(0);
   }
-  if (!std::is_sorted(pos.begin(), pos.end())) {
-    std::vector<std::size_t> order(idx.size());
-    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return pos[a] < pos[b]; });
-    std::vector<std::size_t> sorted;
-    for (std::size_t k : order) sorted.push_back(idx[k]);
-    idx = std::move(sorted);
+  /// The first timed record not yet passed (kNone after the last).
+  [[nodiscard]] std::size_t current() const { return next_; }
+  /// The last record passed (kNone before the first).
+  [[nodiscard]] std::size_t previous() const { return prev_; }
+  void advance() {
+    prev_ = next_;
+    next_ = sorted_ ? first_timed(next_ + 1) : (++k_ < idx_.size() ? idx_[k_] : kNone);
   }
-  return idx;
-}
+
+ private:
+  [[nodiscard]] std::size_t first_timed(std::size_t i) const {
+    while (i < rec_.time.size() && std::isnan(rec_.time[i])) ++i;
+    return i < rec_.time.size() ? i : kNone;
+  }
+  [[nodiscard]] bool in_line_order() const {
+    std::pair<std::uint16_t, std::uint32_t> last{0, 0};
+    for (std::size_t i = first_timed(0); i != kNone; i = first_timed(i + 1)) {
+      const std::pair<std::uint16_t, std::uint32_t> pos{run_.iterations.file(i),
+                                                        run_.iterations.line(i)};
+      if (pos < last) return false;
+      last = pos;
+    }
+    return true;
+  }
+  void sort_by_line() {
+    sorted_ = false;
+    for (std::size_t i = first_timed(0); i != kNone; i = first_timed(i + 1)) idx_.push_back(i);
+    auto pos = [&](std::size_t i) {
+      return std::pair<std::uint16_t, std::uint32_t>{run_.iterations.file(i),
+                                                     run_.iterations.line(i)};
+    };
+    std::stable_sort(idx_.begin(), idx_.end(),
+                     [&](std::size_t a, std::size_t b) { return pos(a) < pos(b); });
+    next_ = idx_.empty() ? kNone : idx_[0];
+  }
+
+  const Run& run_;
+  const Records& rec_;
+  bool sorted_ = true;
+  std::vector<std::size_t> idx_;  // only when the table is out of line order
+  std::size_t k_ = 0;
+  std::size_t next_ = kNone, prev_ = kNone;
+};
 
 bool covers(const Run& run, const Records& rec, std::size_t i, std::int64_t step) {
   const std::int64_t last = run.iterations.step(i);
@@ -85,9 +117,10 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
   std::stable_sort(events.begin(), events.end(), [](const Event* x, const Event* y) {
     return before(x->file, x->line, y->file, y->line);
   });
-  const std::vector<std::size_t> order = timed_in_line_order(run, rec);
+  if (events.empty()) return plan;  // nothing to place: no pass over the records
+  LineOrder order(run, rec);
   const std::size_t n = rec.time.size();
-  std::vector<double> gap_left = clock.use ? clock.gap : std::vector<double>{};
+  std::map<std::size_t, double> gap_used;  // clock gap seconds taken, by the record after it
   double tail_left = clock.tail;
   std::map<std::size_t, double> excess_used;
   auto excess_left = [&](std::size_t i) {
@@ -96,27 +129,31 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
     return std::max(0.0, span - pace - excess_used[i]);
   };
   double dropped = 0;
-  std::size_t k = 0;  // position in `order`: the first timed record after the event
+  bool first_record_passed = false;
   for (const Event* e : events) {
-    while (k < order.size()) {
-      const std::size_t i = order[k];
+    for (std::size_t i = order.current(); i != kNone; i = order.current()) {
       if (before(e->file, e->line, run.iterations.file(i), run.iterations.line(i))) break;
-      ++k;
+      order.advance();
+      first_record_passed = true;
     }
     PlacedEvent p;
     p.event = e;
-    p.before_record = k < order.size() ? order[k] : n;
-    p.bucket = bucket_of(e->kind, k == 0);
+    p.before_record = order.current() != kNone ? order.current() : n;
+    p.bucket = bucket_of(e->kind, !first_record_passed);
     double d = event_duration(*e);
     if (known(d) && clock.use) {
-      double& left = p.before_record < n ? gap_left[p.before_record] : tail_left;
+      const bool in_tail = p.before_record >= n;
+      const double left =
+          in_tail ? tail_left : clock.gap[p.before_record] - gap_used[p.before_record];
       p.in_gap = std::min(d, std::max(0.0, left));
-      left -= p.in_gap;
+      if (in_tail)
+        tail_left -= p.in_gap;
+      else
+        gap_used[p.before_record] += p.in_gap;
       d -= p.in_gap;
     }
     if (known(d) && d > 0) {
-      p.host =
-          host_of(run, rec, *e, k > 0 ? order[k - 1] : kNone, k < order.size() ? order[k] : kNone);
+      p.host = host_of(run, rec, *e, order.previous(), order.current());
       if (p.host != kNone) {
         p.hosted = std::min(d, excess_left(p.host));
         excess_used[p.host] += p.hosted;

@@ -56,17 +56,17 @@ Distribution time_distribution(const Records& rec, Keep keep, bool tails) {
   return distribution(std::move(w), tails);
 }
 
-/// Median and sigma of the timed records without any of the `skip` flags.
-std::pair<double, double> level_of(const Records& rec, std::uint8_t skip) {
-  const Distribution d = time_distribution(
-      rec, [&](std::size_t i) { return !std::isnan(rec.time[i]) && !(rec.flags[i] & skip); },
-      false);
-  return {d.median, kMadToSigma * d.mad};
+/// The step-time distribution (with its tails) of the timed records without any of the
+/// `skip` flags.
+Distribution level_of(const Records& rec, std::uint8_t skip) {
+  return time_distribution(
+      rec, [&](std::size_t i) { return !std::isnan(rec.time[i]) && !(rec.flags[i] & skip); }, true);
 }
 
-void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, Records& rec,
-                   Steady& st, const Analysis& a) {
-  const double median = level_of(rec, kLeftOut).first;
+/// Leaves out the impossible records, judged against `median`, the median step of the records
+/// not already left out.
+void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, double median,
+                   Records& rec, Steady& st, const Analysis& a) {
   const bool can_ideal = known(r.peak) && known(r.work_gpus) && work.source != WorkSource::kNone;
   std::size_t above_peak = 0, too_fast = 0, candidates = 0;
   std::string first_lines;
@@ -106,8 +106,10 @@ void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, Reco
         first_lines));
 }
 
-void mark_warmup(const Run& run, const AnalyzeOptions& opt, Records& rec, double level,
-                 double sigma) {
+/// Marks each segment's warm-up; returns the records marked.
+std::size_t mark_warmup(const Run& run, const AnalyzeOptions& opt, Records& rec, double level,
+                        double sigma) {
+  std::size_t marked = 0;
   const IterationTable& T = run.iterations;
   const std::size_t n = rec.flags.size();
   const double tol = std::max(kSigmas * sigma, 0.10 * level);
@@ -116,7 +118,7 @@ void mark_warmup(const Run& run, const AnalyzeOptions& opt, Records& rec, double
     while (e < n && !(rec.flags[e] & kRecordSegmentStart)) ++e;
     if (opt.warmup) {
       const std::int64_t first = T.step(s) - static_cast<std::int64_t>(rec.count[s]);
-      for (std::size_t j = s; j < e && T.step(j) - first <= *opt.warmup; ++j)
+      for (std::size_t j = s; j < e && T.step(j) - first <= *opt.warmup; ++j, ++marked)
         rec.flags[j] |= kRecordWarmup;
     } else {
       std::vector<double> times(rec.time.begin() + static_cast<std::ptrdiff_t>(s),
@@ -128,10 +130,12 @@ void mark_warmup(const Run& run, const AnalyzeOptions& opt, Records& rec, double
         if (std::isnan(times[j - s])) continue;
         rec.flags[j] |= kRecordWarmup;
         --k;
+        ++marked;
       }
     }
     s = e;
   }
+  return marked;
 }
 
 /// Do the stalls recur every N steps, and is N the save or evaluation interval?
@@ -154,13 +158,16 @@ void find_period(const Run& run, const std::vector<std::int64_t>& stall_steps, S
   }
 }
 
-void steady_distribution(Records& rec, Steady& st) {
-  for (std::uint8_t skip : {static_cast<std::uint8_t>(kLeftOut | kRecordWarmup), kLeftOut}) {
+/// The steady step-time distribution: of the records neither left out nor warm-up, or of all
+/// not left out when everything is warm-up. `level` is the latter, already computed; it is
+/// the former too when no record is warm-up (the same records: no pass needed).
+void steady_distribution(Records& rec, const Distribution& level, std::size_t warmup, Steady& st) {
+  const auto skip = static_cast<std::uint8_t>(kLeftOut | kRecordWarmup);
+  if (warmup > 0)
     st.step_time = time_distribution(
         rec, [&](std::size_t i) { return !std::isnan(rec.time[i]) && !(rec.flags[i] & skip); },
         true);
-    if (st.step_time.count > 0) break;  // everything is warm-up: use it all
-  }
+  if (warmup == 0 || st.step_time.count == 0) st.step_time = level;
   st.median = st.step_time.median;
   st.sigma = kMadToSigma * st.step_time.mad;
   // A floor of 1% of the median: step times printed to a few digits have no finer resolution.
@@ -227,10 +234,11 @@ Steady find_steady(const Run& run, const Resolved& r, const WorkPlan& work,
                    const AnalyzeOptions& opt, Records& rec, const Analysis& a) {
   Steady st;
   mark_restarts(run, rec, st);
-  mark_outliers(run, r, work, rec, st, a);
-  const auto [level, sigma] = level_of(rec, kLeftOut);
-  mark_warmup(run, opt, rec, level, sigma);
-  steady_distribution(rec, st);
+  Distribution level = level_of(rec, kLeftOut);
+  mark_outliers(run, r, work, level.median, rec, st, a);
+  if (st.outliers > 0) level = level_of(rec, kLeftOut);  // else the same records
+  const std::size_t warmup = mark_warmup(run, opt, rec, level.median, kMadToSigma * level.mad);
+  steady_distribution(rec, level, warmup, st);
   std::vector<std::int64_t> stall_steps;
   for (std::size_t i = 0; i < rec.time.size(); ++i) {
     if (std::isnan(rec.time[i]) || (rec.flags[i] & (kLeftOut | kRecordWarmup))) continue;

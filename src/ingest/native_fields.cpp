@@ -90,90 +90,101 @@ bool is_meta_number_key(std::string_view k) {
 
 }  // namespace
 
-void NativeRecord::number(std::string_view key, double value) {
-  if (key == "step" || key == "iteration" || key == "iter") {
-    const std::int64_t step = as_step(value);
-    if (step < 0) {
-      if (bad_.empty()) bad_ = fmt::format("step must be a whole number >= 0, got {}", value);
-      return;
-    }
-    it_.step = step;
-    ev_.step = it_.step;
-    has_step_ = true;
-    return;
-  }
-  if (key == "count" || key == "iterations") {
-    if (std::isfinite(value) && value >= 1 && value < 4e9)
-      it_.count = static_cast<std::uint32_t>(value);
-    return;
-  }
-  if (key == "rank") {
-    if (std::isfinite(value) && value >= 0 && value < 1e9)
-      it_.rank = static_cast<std::int32_t>(value);
-    return;
-  }
-  if (key == "timestamp" || key == "timestamp_s" || key == "wall_time" || key == "unix_time") {
-    it_.timestamp_s = value;
-    ev_.timestamp_s = value;
-    return;
-  }
-  if (key == "timestamp_ms") {
-    it_.timestamp_s = value / 1000.0;
-    ev_.timestamp_s = it_.timestamp_s;
-    return;
-  }
-  if (key == "tokens") {
-    it_.tokens = value;
-    return;
-  }
-  if (key == "samples") {
-    it_.samples = value;
-    return;
-  }
-  if (key == "loss") {
-    it_.loss = value;
-    return;
-  }
-  if (key == "model_flops" || key == "flops") {
-    it_.model_flops = value;
-    return;
-  }
-  if (key == "mfu") {
-    it_.reported_mfu = value;
-    return;
-  }
-  if (key == "tflops" || key == "tflops_per_gpu") {
-    it_.reported_flops_per_gpu = value * 1e12;
-    return;
-  }
-  if (key == "achieved_flops_per_s_per_gpu") {
-    it_.reported_flops_per_gpu = value;
-    return;
-  }
+NativeKey resolve_number_key(std::string_view key) {
+  using T = NativeKey::Target;
+  if (key == "step" || key == "iteration" || key == "iter") return {T::kStep};
+  if (key == "count" || key == "iterations") return {T::kCount};
+  if (key == "rank") return {T::kRank};
+  if (key == "timestamp" || key == "timestamp_s" || key == "wall_time" || key == "unix_time")
+    return {T::kTimestamp};
+  if (key == "timestamp_ms") return {T::kTimestampMs};
+  if (key == "tokens") return {T::kTokens};
+  if (key == "samples") return {T::kSamples};
+  if (key == "loss") return {T::kLoss};
+  if (key == "model_flops" || key == "flops") return {T::kModelFlops};
+  if (key == "mfu") return {T::kMfu};
+  if (key == "tflops" || key == "tflops_per_gpu") return {T::kFlopsPerGpu, 1e12};
+  if (key == "achieved_flops_per_s_per_gpu") return {T::kFlopsPerGpu, 1.0};
   std::string_view base;
   const double m = unit_suffix(key, base);
   if (m > 0) {
-    if (base == "time" || base == "step_time" || base == "iteration_time" || base == "elapsed") {
+    if (base == "time" || base == "step_time" || base == "iteration_time" || base == "elapsed")
+      return {T::kTime, m};
+    if (base == "duration") return {T::kDuration, m};
+    Phase p;
+    if (phase_from_name(base, p)) return {T::kPhase, m, p};
+  }
+  // Every other number is metadata on a meta line (kept), and ignored on a step line.
+  return {T::kOther};
+}
+
+NativeKey resolve_phase_key(std::string_view key) {
+  std::string_view base;
+  double m = unit_suffix(key, base);
+  if (m == 0) m = 1.0;
+  Phase p;
+  if (phase_from_name(base, p)) return {NativeKey::Target::kPhase, m, p};
+  return {NativeKey::Target::kOther};
+}
+
+void NativeRecord::number(const NativeKey& k, std::string_view key, double value) {
+  using T = NativeKey::Target;
+  switch (k.target) {
+    case T::kStep: {
+      const std::int64_t step = as_step(value);
+      if (step < 0) {
+        if (bad_.empty()) bad_ = fmt::format("step must be a whole number >= 0, got {}", value);
+        return;
+      }
+      it_.step = step;
+      ev_.step = it_.step;
+      has_step_ = true;
+      return;
+    }
+    case T::kCount:
+      if (std::isfinite(value) && value >= 1 && value < 4e9)
+        it_.count = static_cast<std::uint32_t>(value);
+      return;
+    case T::kRank:
+      if (std::isfinite(value) && value >= 0 && value < 1e9)
+        it_.rank = static_cast<std::int32_t>(value);
+      return;
+    case T::kTimestamp:
+      it_.timestamp_s = value;
+      ev_.timestamp_s = value;
+      return;
+    case T::kTimestampMs:
+      it_.timestamp_s = value / 1000.0;
+      ev_.timestamp_s = it_.timestamp_s;
+      return;
+    case T::kTokens: it_.tokens = value; return;
+    case T::kSamples: it_.samples = value; return;
+    case T::kLoss: it_.loss = value; return;
+    case T::kModelFlops: it_.model_flops = value; return;
+    case T::kMfu: it_.reported_mfu = value; return;
+    case T::kFlopsPerGpu: it_.reported_flops_per_gpu = value * k.scale; return;
+    case T::kTime:
       if (!std::isfinite(value)) {
         if (bad_.empty()) bad_ = fmt::format("{} is not a finite number", key);
         return;
       }
-      it_.time_s = value * m;
+      it_.time_s = value * k.scale;
       return;
-    }
-    if (base == "duration") {
-      ev_.duration_s = value * m;
-      return;
-    }
-    Phase p;
-    if (phase_from_name(base, p)) {
-      it_.at(p) = value * m;
-      return;
-    }
+    case T::kDuration: ev_.duration_s = value * k.scale; return;
+    case T::kPhase: it_.at(k.phase) = value * k.scale; return;
+    case T::kOther: meta_numbers_.emplace_back(std::string(key), value); return;
   }
-  // Every other number is metadata on a meta line (kept), and ignored on a step line.
-  (void)is_meta_number_key;
-  meta_numbers_.emplace_back(std::string(key), value);
+}
+
+void NativeRecord::reset() {
+  kind_ = Kind::kIteration;
+  has_step_ = false;
+  it_ = Iteration{};
+  ev_ = Event{};
+  event_kind_.clear();
+  meta_numbers_.clear();
+  meta_texts_.clear();
+  bad_.clear();
 }
 
 void NativeRecord::text(std::string_view key, std::string value) {
@@ -202,12 +213,8 @@ void NativeRecord::text(std::string_view key, std::string value) {
     meta_texts_.emplace_back(std::string(key), std::move(value));
 }
 
-void NativeRecord::phase(std::string_view key, double value) {
-  std::string_view base;
-  double m = unit_suffix(key, base);
-  if (m == 0) m = 1.0;
-  Phase p;
-  if (phase_from_name(base, p)) it_.at(p) = value * m;
+void NativeRecord::phase(const NativeKey& k, double value) {
+  if (k.target == NativeKey::Target::kPhase) it_.at(k.phase) = value * k.scale;
 }
 
 void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {

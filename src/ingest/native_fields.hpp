@@ -9,15 +9,51 @@
 
 namespace mfu::detail {
 
+/// What a numeric key of a native line sets, with its unit: resolved once per key name, so
+/// that a reader can remember it for the next line's same key.
+struct NativeKey {
+  enum class Target : std::uint8_t {
+    kStep,
+    kCount,
+    kRank,
+    kTimestamp,
+    kTimestampMs,
+    kTokens,
+    kSamples,
+    kLoss,
+    kModelFlops,
+    kMfu,
+    kFlopsPerGpu,
+    kTime,
+    kDuration,
+    kPhase,
+    kOther,  ///< metadata on a meta line, ignored on a step line (inside "phases": ignored)
+  };
+  Target target = Target::kOther;
+  double scale = 1.0;  ///< the unit's multiplier (seconds, FLOP/s)
+  Phase phase = Phase::kOther;
+};
+
+/// A top-level numeric key ("step", "time_ms", "comm_s", "lr", ...).
+[[nodiscard]] NativeKey resolve_number_key(std::string_view key);
+/// A key inside "phases"/"timers" ("forward_s", "comm_ms"; a bare name is seconds).
+[[nodiscard]] NativeKey resolve_phase_key(std::string_view key);
+
 /// One native line (meta, iteration or event) as it is read, key by key.
 class NativeRecord {
  public:
-  void number(std::string_view key, double value);
+  void number(std::string_view key, double value) { number(resolve_number_key(key), key, value); }
+  /// `k` is resolve_number_key(key).
+  void number(const NativeKey& k, std::string_view key, double value);
   void text(std::string_view key, std::string value);
   /// A key inside "phases": forward_s, comm_ms, ...
-  void phase(std::string_view key, double value);
+  void phase(std::string_view key, double value) { phase(resolve_phase_key(key), value); }
+  /// `k` is resolve_phase_key(key).
+  void phase(const NativeKey& k, double value);
   /// Sends the record to the builder.
   void emit(RunBuilder& out, std::uint64_t line);
+  /// Empties the record for the next line (keeping its buffers).
+  void reset();
 
  private:
   enum class Kind { kIteration, kMeta, kEvent };

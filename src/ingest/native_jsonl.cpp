@@ -10,6 +10,8 @@
 
 #include <charconv>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "ingest/native_fields.hpp"
 #include "ingest/parser.hpp"
@@ -55,13 +57,43 @@ bool is_text_key(std::string_view key) {
          key == "framework" || key == "tokens_scope";
 }
 
+/// The keys of the previous line's numbers in order, each resolved: a log writes the same keys
+/// in the same order on every step line, so the k-th number's key is compared with the k-th
+/// key of the line before (one compare) instead of being resolved again (a chain of compares
+/// and the unit suffix).
+class KeyMemo {
+ public:
+  const NativeKey& resolve(std::size_t position, std::string_view key, bool phases) {
+    if (position < slots_.size()) {
+      Slot& s = slots_[position];
+      if (s.phases == phases && s.key == key) return s.resolved;
+      s = Slot{std::string(key), phases, resolve_now(key, phases)};
+      return s.resolved;
+    }
+    slots_.push_back(Slot{std::string(key), phases, resolve_now(key, phases)});
+    return slots_.back().resolved;
+  }
+
+ private:
+  static NativeKey resolve_now(std::string_view key, bool phases) {
+    return phases ? resolve_phase_key(key) : resolve_number_key(key);
+  }
+  struct Slot {
+    std::string key;
+    bool phases = false;
+    NativeKey resolved;
+  };
+  std::vector<Slot> slots_;
+};
+
 /// The fast path for the common line: one flat object of numbers and plain strings, with at
 /// most one nested "phases"/"timers" object. Reads numbers with from_chars and builds no DOM.
 /// Returns false for anything else (escapes, arrays, other nesting, bad syntax): the caller
 /// then discards `rec` and uses simdjson, which gives the same result on what both accept.
 class FlatScanner {
  public:
-  explicit FlatScanner(std::string_view t) : p_(t.data()), end_(t.data() + t.size()) {}
+  FlatScanner(std::string_view t, KeyMemo& memo)
+      : p_(t.data()), end_(t.data() + t.size()), memo_(memo) {}
 
   bool scan(NativeRecord& rec) {
     if (!object(rec, false)) return false;
@@ -118,10 +150,11 @@ class FlatScanner {
     }
   }
   void put(NativeRecord& rec, std::string_view key, double v, bool phases) {
+    const NativeKey& k = memo_.resolve(numbers_++, key, phases);
     if (phases)
-      rec.phase(key, v);
+      rec.phase(k, v);
     else
-      rec.number(key, v);
+      rec.number(k, key, v);
   }
   bool value(NativeRecord& rec, std::string_view key, bool phases) {
     if (p_ >= end_) return false;
@@ -157,6 +190,8 @@ class FlatScanner {
 
   const char* p_;
   const char* end_;
+  KeyMemo& memo_;
+  std::size_t numbers_ = 0;  // numbers read so far on this line (the memo's position)
 };
 
 class NativeJsonlParser : public LineParser {
@@ -170,12 +205,10 @@ class NativeJsonlParser : public LineParser {
       out_.malformed(number, "not a JSON object; native lines start with '{'");
       return;
     }
-    {
-      NativeRecord rec;
-      if (FlatScanner(t).scan(rec)) {
-        rec.emit(out_, number);
-        return;
-      }
+    rec_.reset();
+    if (FlatScanner(t, memo_).scan(rec_)) {
+      rec_.emit(out_, number);
+      return;
     }
     // The reader guarantees kLinePadding readable bytes after each line (simdjson's padding).
     if (!parse(t.data(), t.size(), number)) {
@@ -231,6 +264,8 @@ class NativeJsonlParser : public LineParser {
 
   RunBuilder& out_;
   simdjson::dom::parser parser_;
+  NativeRecord rec_;  // the fast path's record, reused line after line (no allocation per line)
+  KeyMemo memo_;
 };
 
 double sniff(std::string_view head, std::string_view filename) {

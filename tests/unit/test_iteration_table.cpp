@@ -100,7 +100,9 @@ TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
   for (int trial = 0; trial < 60; ++trial) {
     // From columns that keep their rule (noise 0) to ones that must turn into plain storage.
     const double noise = trial % 6 == 0 ? 0.0 : (trial % 6) * 0.08;
-    const std::size_t n = 1 + rng() % (trial % 3 == 0 ? 100000 : 3000);
+    // Trial 5 crosses the plain chunks' boundaries of every column type (2 MiB chunks: 262,144
+    // doubles, 1,048,576 file indices).
+    const std::size_t n = trial == 5 ? 1100000 : 1 + rng() % (trial % 3 == 0 ? 100000 : 3000);
     IterationTable t;
     std::vector<Iteration> ref;
     for (std::size_t k = 0; k < n; ++k) {
