@@ -4,17 +4,27 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 #include "mfu/error.hpp"
 #include "text.hpp"
+#include "trace/event_fields.hpp"
 
 namespace mfu::detail {
 namespace {
 
 constexpr std::size_t kChunk = std::size_t{4} << 20;
 constexpr std::size_t kMaxValue = std::size_t{256} << 20;  // one metadata value or event
+
+/// The bytes that end a run of a JSON value's other bytes outside strings.
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> t{};
+  for (const unsigned char c : std::string_view("\"{}[], \t\n\r\f\v")) t[c] = true;
+  return t;
+}();
 
 /// A refillable window over the byte stream with JSON-aware skipping.
 class Scanner {
@@ -55,23 +65,16 @@ class Scanner {
         if (!fill()) return false;
         continue;
       }
-      const char c = buf_[i];
       if (in_string) {
-        // Jump to the next quote or backslash.
-        const char* p =
-            static_cast<const char*>(std::memchr(buf_.data() + i, '"', buf_.size() - i));
-        const char* bs = static_cast<const char*>(
-            std::memchr(buf_.data() + i, '\\',
-                        p ? static_cast<std::size_t>(p - (buf_.data() + i)) : buf_.size() - i));
-        if (bs) {
-          i = static_cast<std::size_t>(bs - buf_.data()) + 2;
+        // To the next quote or backslash (strings are mostly short keys: a byte loop beats
+        // two memchr calls per string).
+        while (i < buf_.size() && buf_[i] != '"' && buf_[i] != '\\') ++i;
+        if (i >= buf_.size()) continue;
+        if (buf_[i] == '\\') {
+          i += 2;
           continue;
         }
-        if (!p) {
-          i = buf_.size();
-          continue;
-        }
-        i = static_cast<std::size_t>(p - buf_.data()) + 1;
+        ++i;
         in_string = false;
         if (depth == 0) {
           end = i;
@@ -80,6 +83,10 @@ class Scanner {
         }
         continue;
       }
+      // Outside strings only quotes, brackets, commas and spaces matter.
+      while (i < buf_.size() && !kStructural[static_cast<unsigned char>(buf_[i])]) ++i;
+      if (i >= buf_.size()) continue;
+      const char c = buf_[i];
       switch (c) {
         case '"':
           in_string = true;
@@ -147,34 +154,6 @@ class Scanner {
   std::size_t pos_ = 0;
 };
 
-/// The raw value of "key" in a flat-ish event object (first occurrence at a key position).
-std::string_view raw_value(std::string_view ev, std::string_view key) {
-  std::size_t from = 0;
-  while (true) {
-    const std::size_t p = ev.find(key, from);
-    if (p == std::string_view::npos) return {};
-    from = p + key.size();
-    // A key is preceded by '{', ',' or spaces and followed by ':' (spaces allowed).
-    std::size_t b = p;
-    while (b > 0 && is_space(ev[b - 1])) --b;
-    if (b > 0 && ev[b - 1] != '{' && ev[b - 1] != ',') continue;
-    std::size_t i = from;
-    while (i < ev.size() && is_space(ev[i])) ++i;
-    if (i >= ev.size() || ev[i] != ':') continue;
-    ++i;
-    while (i < ev.size() && is_space(ev[i])) ++i;
-    if (i >= ev.size()) return {};
-    if (ev[i] == '"') {
-      std::size_t j = i + 1;
-      while (j < ev.size() && ev[j] != '"') j += ev[j] == '\\' ? 2 : 1;
-      return ev.substr(i + 1, std::min(j, ev.size()) - i - 1);
-    }
-    std::size_t j = i;
-    while (j < ev.size() && ev[j] != ',' && ev[j] != '}' && !is_space(ev[j])) ++j;
-    return ev.substr(i, j - i);
-  }
-}
-
 /// "4458676983543.183" microseconds -> nanoseconds, exactly (three decimals are nanoseconds).
 std::optional<std::int64_t> micros_to_ns(std::string_view s) {
   if (s.empty()) return std::nullopt;
@@ -219,8 +198,8 @@ std::optional<std::int64_t> micros_to_ns(std::string_view s) {
   return neg ? -ns : ns;
 }
 
-std::optional<std::int64_t> raw_int(std::string_view ev, std::string_view key) {
-  std::string_view v = raw_value(ev, key);
+/// An integer field's raw text as a number.
+std::optional<std::int64_t> raw_int(std::string_view v) {
   if (v.empty()) return std::nullopt;
   std::int64_t out = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
@@ -245,56 +224,62 @@ double dtype_bytes(std::string_view d) {
   return 0;
 }
 
+/// Transparent hashing: a kernel name is looked up as a view into the trace's text.
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 class Reader {
  public:
   Reader(RawTrace& out, const KernelPatterns& patterns) : out_(out), patterns_(patterns) {}
 
   void event(std::string_view ev) {
-    std::string_view ph = raw_value(ev, "\"ph\"");
-    if (ph != "X") return;
-    const std::string_view cat = raw_value(ev, "\"cat\"");
+    const EventFields f = read_event_fields(ev);
+    if (f.ph != "X") return;
+    const std::string_view cat = f.cat;
     if (cat.empty()) {
       // The legacy profiler (PyTorch without Kineto, e.g. Debian's 1.13): no "cat"; CPU
       // operators under "pid": "CPU functions", ProfilerStep#N among them.
-      if (starts_with(raw_value(ev, "\"name\""), "ProfilerStep#"))
-        annotation(ev);
-      else if (raw_value(ev, "\"ph\"") == "X")
-        cpu_op(ev);
+      if (starts_with(f.name, "ProfilerStep#"))
+        annotation(f);
+      else
+        cpu_op(ev, f);
       return;
     }
     switch (cat.front()) {
       case 'k':
       case 'K':
-        if (cat == "kernel" || cat == "Kernel") gpu(ev, cat);
+        if (cat == "kernel" || cat == "Kernel") gpu(ev, f);
         return;
       case 'g':
-        if (cat == "gpu_memcpy" || cat == "gpu_memset") gpu(ev, cat);
+        if (cat == "gpu_memcpy" || cat == "gpu_memset") gpu(ev, f);
         return;
       case 'M':
-        if (cat == "Memcpy" || cat == "Memset") gpu(ev, cat);
+        if (cat == "Memcpy" || cat == "Memset") gpu(ev, f);
         return;
       case 'c':
         if (cat == "cuda_runtime" || cat == "cuda_driver")
-          runtime(ev);
+          runtime(f);
         else if (cat == "cpu_op")
-          cpu_op(ev);
+          cpu_op(ev, f);
         else if (cat == "cuda_sync")
           ++out_.sync_events;
         return;
       case 'R':
-        if (cat == "Runtime") runtime(ev);
+        if (cat == "Runtime") runtime(f);
         return;
       case 'O':
         // The early-2021 schema (PyTorch 1.8): CPU operators, ProfilerStep#N among them.
         if (cat == "Operator") {
-          if (starts_with(raw_value(ev, "\"name\""), "ProfilerStep#"))
-            annotation(ev);
+          if (starts_with(f.name, "ProfilerStep#"))
+            annotation(f);
           else
-            cpu_op(ev);
+            cpu_op(ev, f);
         }
         return;
       case 'u':
-        if (cat == "user_annotation") annotation(ev);
+        if (cat == "user_annotation") annotation(f);
         return;
       default: return;
     }
@@ -326,16 +311,16 @@ class Reader {
   }
 
  private:
-  void gpu(std::string_view ev, std::string_view cat) {
-    const auto ts = micros_to_ns(raw_value(ev, "\"ts\""));
-    const auto dur = micros_to_ns(raw_value(ev, "\"dur\""));
-    const auto pid = raw_int(ev, "\"pid\"");
+  void gpu(std::string_view ev, const EventFields& f) {
+    const auto ts = micros_to_ns(f.ts);
+    const auto dur = micros_to_ns(f.dur);
+    const auto pid = raw_int(f.pid);
     if (!ts || !dur || !pid) {
       ++bad_;
       return;
     }
-    const std::string_view name = raw_value(ev, "\"name\"");
-    const KernelKind kind = patterns_.classify(name, cat);
+    const std::string_view name = f.name;
+    const KernelKind kind = classify(name, f.cat);
     if (kind == KernelKind::kSync) {
       ++out_.sync_events;
       return;
@@ -348,14 +333,27 @@ class Reader {
     g.start = *ts;
     g.end = *ts + *dur;
     g.kind = kind;
-    g.correlation = raw_int(ev, "\"correlation\"").value_or(-1);
-    g.stream = static_cast<std::int32_t>(raw_int(ev, "\"tid\"").value_or(0));
+    g.correlation = raw_int(f.correlation).value_or(-1);
+    g.stream = static_cast<std::int32_t>(raw_int(f.tid).value_or(0));
     if (kind == KernelKind::kMemory)
       ++out_.memory_events;
     else
       ++out_.kernels;
     if (kind == KernelKind::kComm) g.collective = collective(ev, name, g);
     per_device_[static_cast<int>(*pid)].push_back(g);
+  }
+
+  /// patterns_.classify, remembered by kernel name: a trace launches the same few hundred
+  /// kernels over and over, and matching a name against every pattern took a tenth of the
+  /// time to read a trace. The category decides alone for copies, sets and syncs.
+  KernelKind classify(std::string_view name, std::string_view cat) {
+    const bool by_name = cat == "kernel" || cat == "Kernel";
+    if (!by_name) return patterns_.classify(name, cat);
+    if (auto it = kinds_.find(name); it != kinds_.end()) return it->second;
+    const KernelKind kind = patterns_.classify(name, cat);
+    // Bounded: a trace of millions of distinct names (generated ones) stops remembering.
+    if (kinds_.size() < kMaxRemembered) kinds_.emplace(std::string(name), kind);
+    return kind;
   }
 
   /// Collective metadata from the kernel's arguments (PyTorch >= 2.1 puts record_param_comms'
@@ -399,33 +397,33 @@ class Reader {
     return static_cast<std::int32_t>(out_.collectives.size() - 1);
   }
 
-  void runtime(std::string_view ev) {
-    const std::string_view name = raw_value(ev, "\"name\"");
+  void runtime(const EventFields& f) {
+    const std::string_view name = f.name;
     // Only calls that put work on the GPU: kernel launches, async copies and sets.
     if (name.find("aunch") == std::string_view::npos &&
         name.find("Memcpy") == std::string_view::npos &&
         name.find("Memset") == std::string_view::npos)
       return;
-    const auto ts = micros_to_ns(raw_value(ev, "\"ts\""));
-    const auto corr = raw_int(ev, "\"correlation\"");
+    const auto ts = micros_to_ns(f.ts);
+    const auto corr = raw_int(f.correlation);
     if (ts && corr) out_.launches.emplace_back(*corr, *ts);
   }
 
-  void annotation(std::string_view ev) {
-    const std::string_view name = raw_value(ev, "\"name\"");
+  void annotation(const EventFields& f) {
+    const std::string_view name = f.name;
     if (!starts_with(name, "ProfilerStep#")) return;
-    const auto ts = micros_to_ns(raw_value(ev, "\"ts\""));
-    const auto dur = micros_to_ns(raw_value(ev, "\"dur\""));
+    const auto ts = micros_to_ns(f.ts);
+    const auto dur = micros_to_ns(f.dur);
     auto n = parse_int(name.substr(13));
     if (!ts || !dur || !n) return;
     out_.steps.push_back(CpuSpan{*ts, *ts + *dur, *n});
   }
 
-  void cpu_op(std::string_view ev) {
-    const std::string_view name = raw_value(ev, "\"name\"");
+  void cpu_op(std::string_view ev, const EventFields& fields) {
+    const std::string_view name = fields.name;
     if (name.find("DataLoader") != std::string_view::npos) {
-      const auto ts = micros_to_ns(raw_value(ev, "\"ts\""));
-      const auto dur = micros_to_ns(raw_value(ev, "\"dur\""));
+      const auto ts = micros_to_ns(fields.ts);
+      const auto dur = micros_to_ns(fields.dur);
       if (ts && dur) out_.data_spans.push_back(CpuSpan{*ts, *ts + *dur, -1});
     }
     // with_flops=True: operators carry "flops" in their arguments.
@@ -442,7 +440,7 @@ class Reader {
         f = static_cast<double>(v.get_uint64().value_unsafe());
       else if (v.is_double())
         f = v.get_double().value_unsafe();
-      const auto ts = micros_to_ns(raw_value(ev, "\"ts\""));
+      const auto ts = micros_to_ns(fields.ts);
       if (ts && f > 0) out_.flops.push_back(FlopCount{*ts, f});
     }
   }
@@ -452,6 +450,8 @@ class Reader {
   simdjson::dom::parser parser_;
   std::map<int, std::vector<GpuEvent>> per_device_;
   std::map<std::string, std::int64_t> occurrences_;
+  static constexpr std::size_t kMaxRemembered = 1 << 16;
+  std::unordered_map<std::string, KernelKind, NameHash, std::equal_to<>> kinds_;
 
  public:
   std::size_t bad_ = 0;

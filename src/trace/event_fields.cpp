@@ -1,0 +1,86 @@
+// One forward pass over an event: every string is a key when it follows '{' or ',' and is
+// followed by ':' (spaces allowed around); the value of a wanted key is taken where it starts.
+// Tested against a search for each key in the event's text (tests/unit/test_event_fields.cpp).
+#include "trace/event_fields.hpp"
+
+#include <cstring>
+
+#include "text.hpp"
+
+namespace mfu::detail {
+namespace {
+
+/// The slot of a wanted key, or nullptr.
+std::string_view* slot_for(std::string_view key, EventFields& f) {
+  switch (key.size()) {
+    case 2:
+      if (key == "ph") return &f.ph;
+      if (key == "ts") return &f.ts;
+      return nullptr;
+    case 3:
+      if (key == "cat") return &f.cat;
+      if (key == "dur") return &f.dur;
+      if (key == "pid") return &f.pid;
+      if (key == "tid") return &f.tid;
+      return nullptr;
+    case 4: return key == "name" ? &f.name : nullptr;
+    case 11: return key == "correlation" ? &f.correlation : nullptr;
+    default: return nullptr;
+  }
+}
+
+/// The closing quote of the string whose characters start at `i` (a backslash escapes the
+/// character after it), or ev.size() when it is not closed.
+std::size_t string_end(std::string_view ev, std::size_t i) {
+  const std::size_t n = ev.size();
+  // A byte loop: most strings are short keys, where a memchr call costs more than it saves.
+  while (i < n && ev[i] != '"') i += ev[i] == '\\' ? 2 : 1;
+  return i < n ? i : n;
+}
+
+/// The raw value starting at `i` (after the ':' and its spaces): a string's characters, or
+/// what runs to the next ',', '}' or space.
+std::string_view value_at(std::string_view ev, std::size_t i) {
+  if (i >= ev.size()) return {};
+  if (ev[i] == '"') return ev.substr(i + 1, string_end(ev, i + 1) - i - 1);
+  std::size_t j = i;
+  while (j < ev.size() && ev[j] != ',' && ev[j] != '}' && !is_space(ev[j])) ++j;
+  return ev.substr(i, j - i);
+}
+
+}  // namespace
+
+EventFields read_event_fields(std::string_view ev) {
+  EventFields f;
+  const std::size_t n = ev.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const auto* q = static_cast<const char*>(std::memchr(ev.data() + i, '"', n - i));
+    if (q == nullptr) break;
+    const auto open = static_cast<std::size_t>(q - ev.data());
+    const std::size_t close = string_end(ev, open + 1);
+    if (close >= n) break;
+    std::size_t before = open;
+    while (before > 0 && is_space(ev[before - 1])) --before;
+    std::size_t after = close + 1;
+    while (after < n && is_space(ev[after])) ++after;
+    const bool key = (before == 0 || ev[before - 1] == '{' || ev[before - 1] == ',') && after < n &&
+                     ev[after] == ':';
+    if (!key) {
+      i = close + 1;
+      continue;
+    }
+    std::string_view* slot = slot_for(ev.substr(open + 1, close - open - 1), f);
+    std::size_t v = after + 1;
+    while (v < n && is_space(ev[v])) ++v;
+    if (slot != nullptr && slot->data() == nullptr) {
+      *slot = value_at(ev, v);
+      // An empty string value still counts as found (a later key of that name is not it).
+      if (slot->data() == nullptr) *slot = ev.substr(n);
+    }
+    i = v;
+  }
+  return f;
+}
+
+}  // namespace mfu::detail

@@ -1,0 +1,20 @@
+#pragma once
+// The fields of a profiler trace event the reader uses, read in one forward pass over the
+// event's text (the pass visits each key once instead of searching the event again for each
+// field: that search was 60% of the time to read a trace).
+
+#include <string_view>
+
+namespace mfu::detail {
+
+/// For each field, the raw text of the value of its first occurrence as a key at any depth of
+/// the event (Kineto puts "correlation" inside "args"): a string's characters between its
+/// quotes (escapes kept), a number's digits; an empty view when the key is absent.
+struct EventFields {
+  std::string_view ph, cat, name, ts, dur, pid, tid, correlation;
+};
+
+/// Reads the fields of one event object's text.
+[[nodiscard]] EventFields read_event_fields(std::string_view ev);
+
+}  // namespace mfu::detail

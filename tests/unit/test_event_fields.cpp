@@ -1,0 +1,145 @@
+// The trace reader's one-pass field extractor (src/trace/event_fields.cpp) against the way it
+// read fields before: a search of the event's text for each key, from its start, accepting the
+// first match that stands where a key stands. Both must give the same text for every field of
+// every event: real traces (as their writers laid them out and re-laid by nlohmann), and
+// generated events with the fields in random order, nested copies of the keys in "args",
+// escapes, spaces and empty values.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+#include "trace/event_fields.hpp"
+
+namespace mfu::detail {
+namespace {
+
+/// JSON's four spaces and the form feed and vertical tab the old search also skipped.
+bool space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+/// The reference: the first occurrence of "key" preceded by '{' or ',' and followed by ':'.
+std::string_view searched_value(std::string_view ev, std::string_view name) {
+  std::string key(1, '"');
+  key.append(name).push_back('"');
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t p = ev.find(key, from);
+    if (p == std::string_view::npos) return {};
+    from = p + key.size();
+    std::size_t b = p;
+    while (b > 0 && space(ev[b - 1])) --b;
+    if (b > 0 && ev[b - 1] != '{' && ev[b - 1] != ',') continue;
+    std::size_t i = from;
+    while (i < ev.size() && space(ev[i])) ++i;
+    if (i >= ev.size() || ev[i] != ':') continue;
+    ++i;
+    while (i < ev.size() && space(ev[i])) ++i;
+    if (i >= ev.size()) return {};
+    if (ev[i] == '"') {
+      std::size_t j = i + 1;
+      while (j < ev.size() && ev[j] != '"') j += ev[j] == '\\' ? 2 : 1;
+      return ev.substr(i + 1, std::min(j, ev.size()) - i - 1);
+    }
+    std::size_t j = i;
+    while (j < ev.size() && ev[j] != ',' && ev[j] != '}' && !space(ev[j])) ++j;
+    return ev.substr(i, j - i);
+  }
+}
+
+/// Compares every field; returns the number of events compared.
+void expect_same_fields(const std::string& ev) {
+  const EventFields f = read_event_fields(ev);
+  const std::pair<const char*, std::string_view> got[] = {
+      {"ph", f.ph},   {"cat", f.cat}, {"name", f.name}, {"ts", f.ts},
+      {"dur", f.dur}, {"pid", f.pid}, {"tid", f.tid},   {"correlation", f.correlation}};
+  for (const auto& [key, value] : got)
+    EXPECT_EQ(value, searched_value(ev, key)) << key << " in " << ev;
+}
+
+std::size_t compare_trace_events(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  const auto doc = nlohmann::json::parse(in, nullptr, false);
+  if (doc.is_discarded()) return 0;
+  const auto& events = doc.is_array() ? doc : doc.value("traceEvents", nlohmann::json::array());
+  std::size_t n = 0;
+  for (const auto& e : events) {
+    expect_same_fields(e.dump());
+    expect_same_fields(e.dump(1));  // newlines and indentation around every key
+    ++n;
+  }
+  return n;
+}
+
+TEST(EventFields, RealTraceEventsGiveWhatTheSearchGave) {
+  std::size_t n = compare_trace_events(test::test_data("pytorch113_legacy_profiler_trace.json"));
+  const auto next = test::samples_next_dir();
+  if (next.empty()) {
+    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next is not here");
+  } else {
+    for (const auto& entry : std::filesystem::directory_iterator(next / "kineto_trace"))
+      if (entry.path().extension() == ".json") n += compare_trace_events(entry.path());
+  }
+  EXPECT_GT(n, 1000U);
+}
+
+/// A random event: the fields in random order, some missing, some repeated inside "args"
+/// (Kineto keeps "correlation" there), strings with escaped quotes and backslashes, spaces.
+std::string random_event(std::mt19937_64& rng) {
+  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  const char* keys[] = {"ph",  "cat",         "name", "ts",          "dur", "pid",
+                        "tid", "correlation", "args", "External id", "phx", "xts"};
+  const char* strings[] = {"X",
+                           "kernel",
+                           "",
+                           "ncclKernel_AllReduce",
+                           "a \\\"quoted\\\" name",
+                           "back\\\\slash",
+                           "{\\\"ts\\\": 1}",
+                           "ProfilerStep#4",
+                           "cpu_op"};
+  const char* numbers[] = {"0", "12", "4458676983543.183", "-1", "1e3", "68.0"};
+  const char* spaces[] = {"", " ", "  ", "\n", "\t ", "\f", "\v\r"};
+  std::string ev = "{";
+  const std::size_t fields = pick(9);
+  for (std::size_t k = 0; k < fields; ++k) {
+    if (k > 0) ev += ",";
+    ev += spaces[pick(7)];
+    const std::string_view key = keys[pick(12)];
+    ev.append(1, '"').append(key).append(1, '"').append(spaces[pick(7)]);
+    ev.append(1, ':').append(spaces[pick(7)]);
+    if (key == "args") {
+      ev.append("{\"correlation\": ").append(numbers[pick(6)]).append(", \"ts\": \"");
+      ev.append(strings[pick(9)]).append("\"}");
+    } else if (pick(2) == 0) {
+      ev.append(1, '"').append(strings[pick(9)]).append(1, '"');
+    } else {
+      ev += numbers[pick(6)];
+    }
+    ev += spaces[pick(7)];
+  }
+  return ev + "}";
+}
+
+TEST(EventFields, GeneratedEventsGiveWhatTheSearchGave) {
+  std::mt19937_64 rng(29);
+  for (int i = 0; i < 20000; ++i) expect_same_fields(random_event(rng));
+}
+
+// The comparison can fail: a field the extractor would read from a later occurrence (here the
+// reference is asked for the second "ts") differs.
+TEST(EventFields, TheComparisonSeesAWrongOccurrence) {
+  const std::string ev = R"({"args": {"ts": 5}, "ts": 7, "cat": "kernel"})";
+  EXPECT_EQ(read_event_fields(ev).ts, "5");
+  EXPECT_NE(read_event_fields(ev).ts, searched_value(ev.substr(ev.find("\"ts\": 7")), "ts"));
+  EXPECT_EQ(read_event_fields(ev).cat, "kernel");
+  EXPECT_TRUE(read_event_fields(ev).name.empty());
+}
+
+}  // namespace
+}  // namespace mfu::detail
