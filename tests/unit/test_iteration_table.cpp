@@ -132,6 +132,20 @@ TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
       ref.push_back(as_stored(it));
     }
     t.append(std::move(piece));
+    // The table is now two segments: rewrites land in either, and pops may empty the second.
+    for (int w = 0; w < 20 && !ref.empty(); ++w) {
+      const std::size_t i = rng() % ref.size();
+      const Iteration it = record(i, 1.0, rng);
+      t.set(i, it);
+      ref[i] = as_stored(it);
+    }
+    for (std::size_t d = trial % 5 == 2 ? n / 3 + 1 : rng() % 3; d > 0 && !ref.empty(); --d) {
+      t.pop_back();
+      ref.pop_back();
+    }
+    const Iteration more = record(ref.size(), noise, rng);
+    t.push_back(more);
+    ref.push_back(as_stored(more));
     const IterationTable copy = t;
     expect_same(t, ref, trial);
     expect_same(copy, ref, trial);

@@ -1,0 +1,307 @@
+// The record store: a list of segments of columns (src/record_column.hpp), addressed as one
+// sequence of records.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "mfu/error.hpp"
+#include "mfu/run.hpp"
+#include "record_column.hpp"
+
+namespace mfu {
+namespace {
+
+using detail::Column;
+
+constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+
+/// One piece of the table: the records a parser wrote, as columns. A table is a list of them:
+/// the pieces of a file read in parallel stay pieces (appending one to another copied every
+/// value and faulted in a second set of chunks).
+struct Segment {
+  std::size_t n = 0;
+  Column<std::int64_t> step{-1};
+  Column<std::uint32_t> count{1};
+  Column<std::uint32_t> line{0};
+  Column<std::int32_t> rank{-1};
+  Column<std::uint16_t> file{0};
+  Column<double> timestamp{kUnknown};
+  // Times, work and the framework's FLOP/s keep double precision: MFU and every bucket derive
+  // from them, and a float's 7 digits would show as noise (1.248e15 -> 1.24800002e15 FLOPs).
+  // Phase timers too: each bucket is checked to the microsecond over the whole run. Loss and
+  // the printed MFU are kept as float: 7 significant digits is below the resolution any log
+  // prints them with, and halves their memory.
+  Column<double> time{kUnknown};
+  Column<double> tokens{kUnknown};
+  Column<double> samples{kUnknown};
+  Column<float> loss{kNaNf};
+  Column<double> model_flops{kUnknown};
+  Column<double> reported_flops{kUnknown};
+  Column<float> reported_mfu{kNaNf};
+  std::array<Column<double>, kPhaseCount> phase{Column<double>{kUnknown}, Column<double>{kUnknown},
+                                                Column<double>{kUnknown}, Column<double>{kUnknown},
+                                                Column<double>{kUnknown}, Column<double>{kUnknown},
+                                                Column<double>{kUnknown}, Column<double>{kUnknown},
+                                                Column<double>{kUnknown}, Column<double>{kUnknown}};
+
+  /// Writes v at i, except that a column no record has used yet stays unallocated.
+  template <class T, class V>
+  static void store(Column<T>& c, std::size_t i, V v, V fill) {
+    bool is_fill = false;
+    if constexpr (std::is_floating_point_v<V>) {
+      is_fill = std::isnan(v) ? std::isnan(fill) : v == fill;
+    } else {
+      is_fill = v == fill;
+    }
+    if (is_fill && !c.active()) return;
+    c.put(i, static_cast<T>(v));
+  }
+
+  void write(std::size_t i, const Iteration& it) {
+    step.put(i, it.step);
+    line.put(i, it.line);
+    store(count, i, it.count, std::uint32_t{1});
+    store(rank, i, it.rank, std::int32_t{-1});
+    store(file, i, it.file, std::uint16_t{0});
+    store(timestamp, i, it.timestamp_s, kUnknown);
+    store(time, i, it.time_s, kUnknown);
+    store(tokens, i, it.tokens, kUnknown);
+    store(samples, i, it.samples, kUnknown);
+    store(loss, i, it.loss, kUnknown);
+    store(model_flops, i, it.model_flops, kUnknown);
+    store(reported_flops, i, it.reported_flops_per_gpu, kUnknown);
+    store(reported_mfu, i, it.reported_mfu, kUnknown);
+    for (std::size_t p = 0; p < kPhaseCount; ++p) store(phase[p], i, it.phase[p], kUnknown);
+  }
+
+  Iteration read(std::size_t i) const {
+    Iteration it;
+    it.step = step.get(i);
+    it.count = count.get(i);
+    it.line = line.get(i);
+    it.rank = rank.get(i);
+    it.file = file.get(i);
+    it.timestamp_s = timestamp.get(i);
+    it.time_s = time.get(i);
+    it.tokens = tokens.get(i);
+    it.samples = samples.get(i);
+    it.loss = loss.get(i);
+    it.model_flops = model_flops.get(i);
+    it.reported_flops_per_gpu = reported_flops.get(i);
+    it.reported_mfu = reported_mfu.get(i);
+    for (std::size_t p = 0; p < kPhaseCount; ++p) it.phase[p] = phase[p].get(i);
+    return it;
+  }
+
+  void read_work(std::size_t first, std::size_t m, Iteration* out) const {
+    count.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].count = v; });
+    tokens.read(first, m, [out](std::size_t k, double v) { out[k].tokens = v; });
+    samples.read(first, m, [out](std::size_t k, double v) { out[k].samples = v; });
+    model_flops.read(first, m, [out](std::size_t k, double v) { out[k].model_flops = v; });
+    reported_flops.read(first, m,
+                        [out](std::size_t k, double v) { out[k].reported_flops_per_gpu = v; });
+    reported_mfu.read(first, m, [out](std::size_t k, float v) { out[k].reported_mfu = v; });
+  }
+
+  void read_block(std::size_t first, std::size_t m, Iteration* out) const {
+    read_work(first, m, out);
+    step.read(first, m, [out](std::size_t k, std::int64_t v) { out[k].step = v; });
+    line.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].line = v; });
+    rank.read(first, m, [out](std::size_t k, std::int32_t v) { out[k].rank = v; });
+    file.read(first, m, [out](std::size_t k, std::uint16_t v) { out[k].file = v; });
+    timestamp.read(first, m, [out](std::size_t k, double v) { out[k].timestamp_s = v; });
+    time.read(first, m, [out](std::size_t k, double v) { out[k].time_s = v; });
+    loss.read(first, m, [out](std::size_t k, float v) { out[k].loss = v; });
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      phase[p].read(first, m, [out, p](std::size_t k, double v) { out[k].phase[p] = v; });
+  }
+
+  std::size_t bytes() const {
+    std::size_t b = step.bytes() + count.bytes() + line.bytes() + rank.bytes() + file.bytes() +
+                    timestamp.bytes() + time.bytes() + tokens.bytes() + samples.bytes() +
+                    loss.bytes() + model_flops.bytes() + reported_flops.bytes() +
+                    reported_mfu.bytes();
+    for (const auto& p : phase) b += p.bytes();
+    return b;
+  }
+};
+
+}  // namespace
+
+struct IterationTable::Impl {
+  std::vector<Segment> segments;    // none while the table is empty
+  std::vector<std::size_t> starts;  // the first record of each segment
+  std::size_t n = 0;
+
+  /// The segment holding record i (< n) and i's index in it.
+  [[nodiscard]] std::pair<std::size_t, std::size_t> locate(std::size_t i) const {
+    if (segments.size() == 1) return {0, i};
+    const auto it = std::upper_bound(starts.begin(), starts.end(), i);
+    const auto k = static_cast<std::size_t>(it - starts.begin()) - 1;
+    return {k, i - starts[k]};
+  }
+  /// The segment of record i and i's index in it; past the last record, a segment whose
+  /// columns give their fill values (what an empty column gives).
+  [[nodiscard]] const Segment& at(std::size_t i, std::size_t& local) const {
+    static const Segment kEmpty;
+    if (i >= n) {
+      local = 0;
+      return kEmpty;
+    }
+    const auto [k, l] = locate(i);
+    local = l;
+    return segments[k];
+  }
+  /// Calls f(segment, local first, count, offset into the caller's block) for the parts of
+  /// records [first, first + m) in each segment.
+  template <class F>
+  void for_range(std::size_t first, std::size_t m, F&& f) const {
+    if (m == 0) return;
+    auto [k, local] = locate(first);
+    for (std::size_t done = 0; done < m; ++k, local = 0) {
+      const std::size_t take = std::min(m - done, segments[k].n - local);
+      f(segments[k], local, take, done);
+      done += take;
+    }
+  }
+};
+
+std::int64_t IterationTable::step(std::size_t i) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.step.get(l);
+}
+std::uint32_t IterationTable::count(std::size_t i) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.count.get(l);
+}
+std::uint32_t IterationTable::line(std::size_t i) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.line.get(l);
+}
+std::int32_t IterationTable::rank(std::size_t i) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.rank.get(l);
+}
+std::uint16_t IterationTable::file(std::size_t i) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.file.get(l);
+}
+double IterationTable::timestamp(std::size_t i) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.timestamp.get(l);
+}
+double IterationTable::model_flops(std::size_t i) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.model_flops.get(l);
+}
+double IterationTable::phase(std::size_t i, Phase p) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.phase[static_cast<std::size_t>(p)].get(l);
+}
+
+bool IterationTable::has_phase(Phase p) const {
+  return std::any_of(impl_->segments.begin(), impl_->segments.end(), [p](const Segment& s) {
+    return s.phase[static_cast<std::size_t>(p)].active();
+  });
+}
+
+IterationTable::IterationTable() : impl_(std::make_unique<Impl>()) {}
+IterationTable::~IterationTable() = default;
+IterationTable::IterationTable(IterationTable&&) noexcept = default;
+IterationTable& IterationTable::operator=(IterationTable&&) noexcept = default;
+IterationTable::IterationTable(const IterationTable& o) : impl_(std::make_unique<Impl>(*o.impl_)) {}
+IterationTable& IterationTable::operator=(const IterationTable& o) {
+  if (this != &o) impl_ = std::make_unique<Impl>(*o.impl_);
+  return *this;
+}
+
+void IterationTable::push_back(const Iteration& it) {
+  if (impl_->segments.empty()) {
+    impl_->segments.emplace_back();
+    impl_->starts.push_back(0);
+  }
+  Segment& last = impl_->segments.back();
+  last.write(last.n, it);
+  ++last.n;
+  ++impl_->n;
+}
+
+void IterationTable::set(std::size_t i, const Iteration& it) {
+  if (i >= impl_->n) return;
+  const auto [k, l] = impl_->locate(i);
+  impl_->segments[k].write(l, it);
+}
+
+Iteration IterationTable::operator[](std::size_t i) const {
+  std::size_t l = 0;
+  const Segment& s = impl_->at(i, l);
+  return s.read(l);
+}
+
+void IterationTable::read(std::size_t first, std::size_t n, Iteration* out, bool work_only) const {
+  if (first > impl_->n || n > impl_->n - first)
+    throw InternalError("IterationTable::read past the last record");
+  impl_->for_range(first, n, [&](const Segment& s, std::size_t l, std::size_t m, std::size_t at) {
+    if (work_only)
+      s.read_work(l, m, out + at);
+    else
+      s.read_block(l, m, out + at);
+  });
+}
+
+void IterationTable::read(Phase p, std::size_t first, std::size_t n, double* out) const {
+  if (first > impl_->n || n > impl_->n - first)
+    throw InternalError("IterationTable::read past the last record");
+  impl_->for_range(first, n, [&](const Segment& s, std::size_t l, std::size_t m, std::size_t at) {
+    s.phase[static_cast<std::size_t>(p)].read(
+        l, m, [o = out + at](std::size_t k, double v) { o[k] = v; });
+  });
+}
+
+void IterationTable::pop_back() {
+  if (impl_->n == 0) return;
+  Segment& last = impl_->segments.back();
+  last.write(last.n - 1, Iteration{});
+  --last.n;
+  --impl_->n;
+  if (last.n == 0) {
+    impl_->segments.pop_back();
+    impl_->starts.pop_back();
+  }
+}
+
+std::size_t IterationTable::size() const {
+  return impl_->n;
+}
+
+void IterationTable::append(IterationTable&& other) {
+  if (this == &other || other.impl_->n == 0) return;
+  for (Segment& s : other.impl_->segments) {
+    if (s.n == 0) continue;
+    impl_->starts.push_back(impl_->n);
+    impl_->n += s.n;
+    impl_->segments.push_back(std::move(s));
+  }
+  other.clear();
+}
+
+void IterationTable::clear() {
+  impl_ = std::make_unique<Impl>();
+}
+
+std::size_t IterationTable::memory_bytes() const {
+  std::size_t b = 0;
+  for (const Segment& s : impl_->segments) b += s.bytes();
+  return b;
+}
+
+}  // namespace mfu

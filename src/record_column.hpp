@@ -1,0 +1,252 @@
+#pragma once
+// One column of the record store (IterationTable, src/iteration_table.cpp): a rule and its
+// exceptions, or plain storage in chunks.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace mfu::detail {
+
+/// Bytes of a plain-storage chunk: 2 MiB, one transparent huge page where the program's
+/// allocator backs large blocks with them (apps/mfu/large_pages.cpp; page faults on fresh 4 KiB
+/// pages were 70% of the faults left in `mfu analyze` on a 1 GiB log, most of them here).
+constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+
+/// Equality that treats NaN as equal to NaN (a missing value matches a missing value).
+template <class T>
+bool same_value(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return a == b || (std::isnan(a) && std::isnan(b));
+  } else {
+    return a == b;
+  }
+}
+
+/// A column of one field of the records. Most columns of a real log follow a rule: steps and
+/// line numbers count up by a fixed stride, tokens per step and the file index stay constant.
+/// Such a column holds only the rule (first index, base, stride) and the values that break it
+/// (exceptions, sorted by index); it turns into plain storage, in fixed-size chunks (no
+/// reallocation spikes when it grows), once exceptions would take more than half that storage.
+/// Integer columns may have a stride; floating-point ones are constant (stride 0).
+template <class T>
+class Column {
+ public:
+  /// Slots of a chunk (a power of two for every T).
+  static constexpr std::size_t kChunk = kChunkBytes / sizeof(T);
+
+  explicit Column(T fill) : fill_(fill) {}
+  [[nodiscard]] bool active() const { return size_ > 0; }
+  [[nodiscard]] T get(std::size_t i) const {
+    if (i >= size_) return fill_;
+    if (dense_) return chunks_[i / kChunk][i % kChunk];
+    return get_by_rule(i);  // out of line: keeps the common cases small enough to inline
+  }
+  void put(std::size_t i, T v) {
+    if (size_ == 0) {  // the first value sets the rule
+      first_ = i;
+      base_ = v;
+      size_ = i + 1;
+      return;
+    }
+    if (dense_) {
+      put_dense(i, v);
+      return;
+    }
+    if (i < first_ || i > size_) {
+      // Before the first value or past a gap, the unwritten slots hold the fill value, which
+      // the rule does not give: plain storage keeps them.
+      materialize();
+      put_dense(i, v);
+      return;
+    }
+    if constexpr (std::is_integral_v<T>) learn_stride(i, v);
+    if (i >= size_) size_ = i + 1;
+    const auto it = find(i);
+    const bool has = it != exceptions_.end() && it->first == i;
+    if (same_value(v, rule(i))) {
+      if (has) exceptions_.erase(it);
+      return;
+    }
+    if (has) {
+      it->second = v;
+      return;
+    }
+    if (it != exceptions_.end() && exceptions_.size() >= 64) {
+      // Exceptions written out of order would each shift the rest (quadratic in the worst
+      // case, a pass that rewrites records backwards): plain storage instead.
+      materialize();
+      put_dense(i, v);
+      return;
+    }
+    exceptions_.insert(it, {i, v});
+    if (exceptions_.size() > 64 &&
+        exceptions_.size() * sizeof(exceptions_[0]) * 2 > (size_ - first_) * sizeof(T))
+      materialize();
+  }
+  /// Values [first, first + n) handed to put(k, value) for k = 0..n-1: a pass over many
+  /// records reads a column at a time, without get()'s branches per index.
+  template <class Put>
+  void read(std::size_t first, std::size_t n, Put&& put) const {
+    const std::size_t stored = std::min(first + n, size_);
+    std::size_t k = 0;
+    if (dense_) {
+      for (std::size_t i = first; i < stored;) {
+        const T* chunk = chunks_[i / kChunk].get();
+        const std::size_t off = i % kChunk, m = std::min(kChunk - off, stored - i);
+        for (std::size_t j = 0; j < m; ++j) put(k++, chunk[off + j]);
+        i += m;
+      }
+    } else if (first < stored) {
+      auto e = find(first);
+      for (std::size_t i = first; i < stored; ++i) {
+        T v = i < first_ ? fill_ : rule(i);
+        if (e != exceptions_.end() && e->first == i) v = (e++)->second;
+        put(k++, v);
+      }
+    }
+    for (; k < n; ++k) put(k, fill_);
+  }
+  [[nodiscard]] std::size_t bytes() const {
+    if (!dense_) return exceptions_.capacity() * sizeof(exceptions_[0]);
+    return chunks_.empty() ? 0 : (cap0_ + (chunks_.size() - 1) * kChunk) * sizeof(T);
+  }
+  void clear() {
+    chunks_.clear();
+    exceptions_.clear();
+    size_ = first_ = cap0_ = 0;
+    dense_ = false;
+    stride_known_ = false;
+    stride_ = 0;
+  }
+  Column(const Column& o)
+      : fill_(o.fill_),
+        size_(o.size_),
+        cap0_(o.cap0_),
+        first_(o.first_),
+        dense_(o.dense_),
+        stride_known_(o.stride_known_),
+        base_(o.base_),
+        stride_(o.stride_),
+        exceptions_(o.exceptions_) {
+    for (std::size_t c = 0; c < o.chunks_.size(); ++c) {
+      const std::size_t cap = c == 0 ? o.cap0_ : kChunk;
+      chunks_.emplace_back(new T[cap]);
+      std::copy_n(o.chunks_[c].get(), cap, chunks_.back().get());
+    }
+  }
+  Column& operator=(const Column& o) {
+    if (this != &o) {
+      Column tmp(o);
+      *this = std::move(tmp);
+    }
+    return *this;
+  }
+  Column(Column&&) noexcept = default;
+  Column& operator=(Column&&) noexcept = default;
+
+ private:
+  using Exceptions = std::vector<std::pair<std::size_t, T>>;
+
+  [[nodiscard]] T get_by_rule(std::size_t i) const {
+    if (i < first_) return fill_;
+    if (!exceptions_.empty()) {
+      const auto it = find(i);
+      if (it != exceptions_.end() && it->first == i) return it->second;
+    }
+    return rule(i);
+  }
+
+  [[nodiscard]] T rule(std::size_t i) const {
+    if constexpr (std::is_integral_v<T>) {
+      // Modular arithmetic (no signed overflow): the rule reproduces what was written.
+      const auto offset =
+          static_cast<std::uint64_t>(static_cast<std::int64_t>(i - first_) * stride_);
+      return static_cast<T>(static_cast<std::uint64_t>(base_) + offset);
+    } else {
+      (void)i;
+      return base_;
+    }
+  }
+  [[nodiscard]] typename Exceptions::iterator find(std::size_t i) {
+    if (exceptions_.empty() || exceptions_.back().first < i) return exceptions_.end();
+    return std::lower_bound(exceptions_.begin(), exceptions_.end(), i,
+                            [](const auto& e, std::size_t k) { return e.first < k; });
+  }
+  [[nodiscard]] typename Exceptions::const_iterator find(std::size_t i) const {
+    if (exceptions_.empty() || exceptions_.back().first < i) return exceptions_.end();
+    return std::lower_bound(exceptions_.begin(), exceptions_.end(), i,
+                            [](const auto& e, std::size_t k) { return e.first < k; });
+  }
+  /// The second value written sets an integer column's stride, when it divides evenly.
+  void learn_stride(std::size_t i, T v) {
+    if (stride_known_ || i == first_ || !exceptions_.empty()) return;
+    stride_known_ = true;
+    const auto dv = static_cast<std::int64_t>(v) - static_cast<std::int64_t>(base_);
+    const auto di = static_cast<std::int64_t>(i - first_);
+    // A stride past 2^20 (steps like 1e15 apart) is no rule: the product below stays in range.
+    if (dv % di == 0 && dv / di <= (std::int64_t{1} << 20) && dv / di >= -(std::int64_t{1} << 20))
+      stride_ = dv / di;
+  }
+  void materialize() {
+    Column dense(fill_);
+    dense.dense_ = true;
+    dense.size_ = 0;
+    for (std::size_t i = first_; i < size_; ++i) dense.put_dense(i, get(i));
+    dense.size_ = std::max(dense.size_, size_);
+    *this = std::move(dense);
+  }
+  /// Makes room for index n-1, filling new slots with the fill value. The first chunk grows by
+  /// doubling, so that a short log does not pay for 64K slots per column.
+  void ensure(std::size_t n) {
+    if (n <= kChunk && (chunks_.empty() || cap0_ < n)) {
+      std::size_t cap = std::max<std::size_t>(cap0_ == 0 ? 256 : cap0_ * 2, 256);
+      while (cap < n) cap *= 2;
+      cap = std::min(cap, kChunk);
+      std::unique_ptr<T[]> grown(new T[cap]);
+      if (!chunks_.empty()) std::copy_n(chunks_[0].get(), cap0_, grown.get());
+      std::fill_n(grown.get() + cap0_, cap - cap0_, fill_);
+      if (chunks_.empty())
+        chunks_.push_back(std::move(grown));
+      else
+        chunks_[0] = std::move(grown);
+      cap0_ = cap;
+    } else if (n > kChunk && cap0_ < kChunk) {
+      ensure(kChunk);
+    }
+    while (chunks_.size() * kChunk < n) {
+      chunks_.emplace_back(new T[kChunk]);
+      std::fill_n(chunks_.back().get(), kChunk, fill_);
+    }
+    if (size_ < n) size_ = n;
+  }
+  void put_dense(std::size_t i, T v) {
+    if (i >= size_) {
+      // Slots past the size within the chunks already hold the fill value.
+      const std::size_t capacity = chunks_.size() <= 1 ? cap0_ : chunks_.size() * kChunk;
+      if (i < capacity)
+        size_ = i + 1;
+      else
+        ensure(i + 1);
+    }
+    chunks_[i / kChunk][i % kChunk] = v;
+  }
+
+  T fill_;
+  std::size_t size_ = 0;
+  std::size_t cap0_ = 0;   // slots in the first chunk (the others hold kChunk)
+  std::size_t first_ = 0;  // indices below it hold the fill value (rule mode)
+  bool dense_ = false;
+  bool stride_known_ = false;
+  T base_{};
+  std::int64_t stride_ = 0;
+  Exceptions exceptions_;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+};
+
+}  // namespace mfu::detail
