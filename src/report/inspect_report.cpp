@@ -67,14 +67,14 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
   std::size_t timed = 0;
   std::uint64_t iterations = 0;
   double time_sum = 0;
-  for (std::size_t i = 0; i < run.iterations.size(); ++i) {
-    const Iteration it = run.iterations[i];
+  for_each_record(run.iterations, [&](std::size_t, const Iteration& it) {
     iterations += it.count;
     if (known(it.time_s)) {
       ++timed;
       time_sum += it.time_s * it.count;
     }
-  }
+  });
+  const std::size_t store_bytes = run.iterations.memory_bytes();
   if (format == OutputFormat::kJson) {
     nlohmann::json j;
     j["schema_version"] = kJsonSchemaVersion;
@@ -83,6 +83,7 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
     j["records"] = run.iterations.size();
     j["iterations"] = iterations;
     j["timed_records"] = timed;
+    j["record_store_bytes"] = store_bytes;
     j["timing"] = timing_name(run.timing);
     j["fields"] = run.fields;
     j["ranks"] = run.ranks;
@@ -129,6 +130,10 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
   out << fmt::format("inputs      {}\n", fmt::join(run.inputs, ", "));
   out << fmt::format("records     {} ({} iterations, {} timed records)\n", run.iterations.size(),
                      iterations, timed);
+  if (!run.iterations.empty())
+    out << fmt::format("store       {} for the records ({:.1f} B a record)\n",
+                       format_bytes(store_bytes),
+                       static_cast<double>(store_bytes) / static_cast<double>(run.iterations.size()));
   out << fmt::format("timing      {}\n", timing_name(run.timing));
   if (timed > 0)
     out << fmt::format("time        {} in the timed records\n", format_duration(time_sum));
