@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "decimal_column.hpp"
 #include "mfu/error.hpp"
 #include "mfu/run.hpp"
 #include "record_column.hpp"
@@ -13,6 +14,7 @@ namespace mfu {
 namespace {
 
 using detail::Column;
+using detail::DecimalColumn;
 
 constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
 
@@ -26,28 +28,25 @@ struct Segment {
   Column<std::uint32_t> line{0};
   Column<std::int32_t> rank{-1};
   Column<std::uint16_t> file{0};
-  Column<double> timestamp{kUnknown};
+  DecimalColumn timestamp;  // whole seconds fit an int32 until 2038
   // Times, work and the framework's FLOP/s keep double precision: MFU and every bucket derive
   // from them, and a float's 7 digits would show as noise (1.248e15 -> 1.24800002e15 FLOPs).
-  // Phase timers too: each bucket is checked to the microsecond over the whole run. Loss and
-  // the printed MFU are kept as float: 7 significant digits is below the resolution any log
-  // prints them with, and halves their memory.
-  Column<double> time{kUnknown};
+  // Phase timers too: each bucket is checked to the microsecond over the whole run. Times and
+  // timers printed with a few decimals are held as exact decimals (4 bytes) while they are.
+  // Loss and the printed MFU are kept as float: 7 significant digits is below the resolution
+  // any log prints them with, and halves their memory.
+  DecimalColumn time;
   Column<double> tokens{kUnknown};
   Column<double> samples{kUnknown};
   Column<float> loss{kNaNf};
   Column<double> model_flops{kUnknown};
   Column<double> reported_flops{kUnknown};
   Column<float> reported_mfu{kNaNf};
-  std::array<Column<double>, kPhaseCount> phase{Column<double>{kUnknown}, Column<double>{kUnknown},
-                                                Column<double>{kUnknown}, Column<double>{kUnknown},
-                                                Column<double>{kUnknown}, Column<double>{kUnknown},
-                                                Column<double>{kUnknown}, Column<double>{kUnknown},
-                                                Column<double>{kUnknown}, Column<double>{kUnknown}};
+  std::array<DecimalColumn, kPhaseCount> phase;
 
   /// Writes v at i, except that a column no record has used yet stays unallocated.
-  template <class T, class V>
-  static void store(Column<T>& c, std::size_t i, V v, V fill) {
+  template <class C, class V>
+  static void store(C& c, std::size_t i, V v, V fill) {
     bool is_fill = false;
     if constexpr (std::is_floating_point_v<V>) {
       is_fill = std::isnan(v) ? std::isnan(fill) : v == fill;
@@ -55,7 +54,7 @@ struct Segment {
       is_fill = v == fill;
     }
     if (is_fill && !c.active()) return;
-    c.put(i, static_cast<T>(v));
+    c.put(i, static_cast<typename C::value_type>(v));
   }
 
   void write(std::size_t i, const Iteration& it) {

@@ -37,6 +37,7 @@ bool same_value(T a, T b) {
 template <class T>
 class Column {
  public:
+  using value_type = T;
   /// Slots of a chunk (a power of two for every T).
   static constexpr std::size_t kChunk = kChunkBytes / sizeof(T);
 

@@ -92,6 +92,17 @@ Iteration record(std::size_t k, double noise, std::mt19937_64& rng) {
   it.model_flops = 1.5e15;
   it.at(Phase::kComm) = broken() ? 0.1 * u(rng) : 0.05;
   if (k % 7 == 0) it.at(Phase::kData) = 0.01;
+  // Columns of decimals as logs print them: 3 decimals, then 6 (the column moves to the finer
+  // scale), a value that is no decimal when broken (it turns into doubles), a missing one, -0.
+  const double r = u(rng);
+  it.at(Phase::kForward) = k < 500    ? std::round(r * 1e3) / 1e3
+                           : broken() ? r
+                           : k % 11 == 0 ? kUnknown
+                           : k % 13 == 0 ? -0.0
+                                         : std::round(r * 1e6) / 1e6;
+  // Whole seconds, unless broken (milliseconds); large values near the int32 limit.
+  it.timestamp_s = 1714521600.0 + static_cast<double>(k) + (broken() ? 0.25 : 0.0);
+  it.at(Phase::kBackward) = std::round(r * 2e5) / 100.0;  // up to 2000.00 s at 2 decimals
   return it;
 }
 
@@ -168,11 +179,13 @@ TEST(IterationTable, TheComparisonSeesOneChangedValue) {
   EXPECT_EQ(t[500].step, ref[500].step + 1);
   EXPECT_EQ(t[499].step, ref[499].step);
   EXPECT_EQ(t[501].step, ref[501].step);
-  // Only the columns without a rule take storage, in a first chunk of 1024 slots: time (8 B),
-  // rank (0 and -1 alternating, 4 B) and data wait (every 7th record, 8 B): 20,480 bytes. The
-  // rule columns (step, line, tokens, samples, loss, FLOPs, comm: 48 B a record as plain
-  // columns) cost their one exception, the changed step (16 B).
-  EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 8) + 16u);
+  // Only the columns without a rule take storage, in a first chunk of 1024 slots: time (no
+  // decimal: 8 B), rank (0 and -1 alternating, 4 B), data wait (every 7th record, 0.01: a
+  // decimal, 4 B), backward (2 decimals, 4 B) and forward (decimals until the -0 at record 507
+  // turns it into doubles, 8 B): 28,672 bytes. The rule columns (step, line, tokens, samples,
+  // loss, FLOPs, comm, whole-second timestamps: 56 B a record as plain columns) cost their one
+  // exception, the changed step (16 B).
+  EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 4 + 4 + 8) + 16u);
 }
 
 }  // namespace

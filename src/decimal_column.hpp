@@ -1,0 +1,127 @@
+#pragma once
+// A column of seconds as logs print them, with a few decimals ("0.304817"): while every value
+// written is such a decimal, d / 10^k with d an int32 and one k for the column, the column holds
+// d, 4 bytes a value instead of 8; the first value that is not turns it into a column of doubles
+// for good.
+//
+// Reading gives back the very double that was written, bit for bit: each value is checked when
+// it is written (d / 10^k computed as a double equals it). That is the common case because
+// 10^k (k <= 9) is exact in a double and IEEE division rounds correctly, so d / 10^k is the
+// double nearest the decimal, which is also what a parser's strtod of the printed text gives.
+
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "record_column.hpp"
+
+namespace mfu::detail {
+
+class DecimalColumn {
+ public:
+  using value_type = double;
+  [[nodiscard]] bool active() const { return digits_.active() || doubles_.active(); }
+  /// True while the column holds decimals (for tests and the memory figures).
+  [[nodiscard]] bool narrow() const { return narrow_; }
+
+  [[nodiscard]] double get(std::size_t i) const {
+    return narrow_ ? decode(digits_.get(i)) : doubles_.get(i);
+  }
+
+  void put(std::size_t i, double v) {
+    if (i >= size_) size_ = i + 1;
+    if (narrow_) {
+      if (std::isnan(v)) {
+        digits_.put(i, kMissing);
+        return;
+      }
+      std::int32_t d = 0;
+      if (digits_at(v, scale_, d) || (rescale_for(v) && digits_at(v, scale_, d))) {
+        digits_.put(i, d);
+        const std::int64_t a = d < 0 ? -std::int64_t{d} : d;
+        if (a > max_abs_) max_abs_ = a;
+        return;
+      }
+      widen();
+    }
+    doubles_.put(i, v);
+  }
+
+  /// Values [first, first + n) handed to put(k, value) for k = 0..n-1.
+  template <class Put>
+  void read(std::size_t first, std::size_t n, Put&& put) const {
+    if (narrow_)
+      digits_.read(first, n, [&](std::size_t k, std::int32_t d) { put(k, decode(d)); });
+    else
+      doubles_.read(first, n, put);
+  }
+
+  [[nodiscard]] std::size_t bytes() const { return digits_.bytes() + doubles_.bytes(); }
+
+ private:
+  /// A missing value (NaN): no decimal is written this way (|d| < 2^31 - 1).
+  static constexpr std::int32_t kMissing = std::numeric_limits<std::int32_t>::min();
+  static constexpr int kMaxScale = 9;
+  static constexpr double kPow10[kMaxScale + 1] = {1e0, 1e1, 1e2, 1e3, 1e4,
+                                                   1e5, 1e6, 1e7, 1e8, 1e9};
+
+  [[nodiscard]] double decode(std::int32_t d) const {
+    return d == kMissing ? std::numeric_limits<double>::quiet_NaN()
+                         : static_cast<double>(d) / kPow10[scale_ < 0 ? 0 : scale_];
+  }
+  /// Whether v is d / 10^k for an int32 d (bit for bit, so -0 is not), and that d.
+  [[nodiscard]] static bool digits_at(double v, int k, std::int32_t& d) {
+    if (k < 0) return false;
+    const double scaled = v * kPow10[k];
+    if (!(std::fabs(scaled) < 2147483647.0)) return false;
+    const auto rounded = static_cast<double>(std::llround(scaled));
+    if (std::bit_cast<std::uint64_t>(rounded / kPow10[k]) != std::bit_cast<std::uint64_t>(v))
+      return false;
+    d = static_cast<std::int32_t>(rounded);
+    return true;
+  }
+  [[nodiscard]] static bool fits(double v, int k) {
+    std::int32_t d = 0;
+    return digits_at(v, k, d);
+  }
+  /// Moves the column to the smallest scale that holds v, when its digits still fit an int32
+  /// there; false when no scale holds v or they would not fit.
+  bool rescale_for(double v) {
+    int k = scale_ < 0 ? 0 : scale_ + 1;
+    while (k <= kMaxScale && !fits(v, k)) ++k;
+    if (k > kMaxScale) return false;
+    if (scale_ < 0) {
+      scale_ = k;
+      return true;
+    }
+    const auto factor = static_cast<std::int64_t>(kPow10[k - scale_]);
+    if (max_abs_ * factor >= std::numeric_limits<std::int32_t>::max()) return false;
+    for (std::size_t i = 0; i < size_; ++i) {
+      const std::int32_t d = digits_.get(i);
+      if (d != kMissing) digits_.put(i, static_cast<std::int32_t>(d * factor));
+    }
+    max_abs_ *= factor;
+    scale_ = k;
+    return true;
+  }
+  /// From now on a column of doubles: the values so far move over.
+  void widen() {
+    for (std::size_t i = 0; i < size_; ++i) {
+      const double v = decode(digits_.get(i));
+      if (!std::isnan(v) || doubles_.active()) doubles_.put(i, v);
+    }
+    digits_.clear();
+    narrow_ = false;
+  }
+
+  Column<std::int32_t> digits_{kMissing};
+  Column<double> doubles_{std::numeric_limits<double>::quiet_NaN()};
+  bool narrow_ = true;
+  int scale_ = -1;  // k; -1 until the first value
+  std::int64_t max_abs_ = 0;
+  std::size_t size_ = 0;  // one past the last index written
+};
+
+}  // namespace mfu::detail
