@@ -6,7 +6,7 @@
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 build="build-essential cmake ninja-build pkg-config \
-  libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsimdjson-dev zlib1g-dev libzstd-dev \
+  libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsimdjson-dev zlib1g-dev libisal-dev libzstd-dev \
   libprotobuf-dev protobuf-compiler"
 tests=""
 if [ "${1:-}" = "--with-tests" ]; then

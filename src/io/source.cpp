@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "io/decompress.hpp"
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
 
@@ -119,115 +118,9 @@ class PrefixSource : public ByteSource {
   std::size_t pos_ = 0;
 };
 
-constexpr std::size_t kInputBlock = 1 << 18;
-
-class GzipSource : public ByteSource {
- public:
-  GzipSource(std::unique_ptr<ByteSource> raw, std::string name)
-      : raw_(std::move(raw)), name_(std::move(name)) {
-    std::memset(&zs_, 0, sizeof(zs_));
-    if (inflateInit2(&zs_, 15 + 32) != Z_OK) throw Error("cannot initialise zlib");
-    in_.resize(kInputBlock);
-  }
-  ~GzipSource() override { inflateEnd(&zs_); }
-  std::size_t read(char* buf, std::size_t n) override {
-    if (done_) return 0;
-    zs_.next_out = reinterpret_cast<Bytef*>(buf);
-    zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
-    while (zs_.avail_out > 0) {
-      if (zs_.avail_in == 0) {
-        const std::size_t got = raw_->read(in_.data(), in_.size());
-        if (got == 0) {
-          if (!stream_ended_) truncated_ = true;
-          done_ = true;
-          break;
-        }
-        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
-        zs_.avail_in = static_cast<uInt>(got);
-        if (stream_ended_) {
-          // Another gzip member follows (concatenated .gz files).
-          inflateReset(&zs_);
-          stream_ended_ = false;
-        }
-      }
-      const int rc = inflate(&zs_, Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) {
-        stream_ended_ = true;
-        if (zs_.avail_in > 0) {
-          inflateReset(&zs_);
-          stream_ended_ = false;
-        }
-        continue;
-      }
-      if (rc == Z_BUF_ERROR) continue;  // needs more input
-      if (rc != Z_OK) {
-        throw Error(fmt::format("'{}' is not valid gzip data ({})", name_,
-                                zs_.msg ? zs_.msg : "corrupt stream"),
-                    "the file may be damaged or only partly copied");
-      }
-    }
-    return n - zs_.avail_out;
-  }
-  bool truncated() const override { return truncated_; }
-  const char* encoding() const override { return "gzip"; }
-  std::uint64_t size_hint() const override { return raw_->size_hint(); }
-
- private:
-  std::unique_ptr<ByteSource> raw_;
-  std::string name_;
-  z_stream zs_;
-  std::vector<char> in_;
-  bool done_ = false;
-  bool stream_ended_ = false;
-  bool truncated_ = false;
-};
-
-class ZstdSource : public ByteSource {
- public:
-  ZstdSource(std::unique_ptr<ByteSource> raw, std::string name)
-      : raw_(std::move(raw)), name_(std::move(name)) {
-    ctx_ = ZSTD_createDCtx();
-    if (!ctx_) throw Error("cannot initialise zstd");
-    in_.resize(ZSTD_DStreamInSize());
-  }
-  ~ZstdSource() override { ZSTD_freeDCtx(ctx_); }
-  std::size_t read(char* buf, std::size_t n) override {
-    ZSTD_outBuffer out{buf, n, 0};
-    while (out.pos < out.size && !done_) {
-      if (input_.pos == input_.size) {
-        const std::size_t got = raw_->read(in_.data(), in_.size());
-        if (got == 0) {
-          if (last_ != 0) truncated_ = true;
-          done_ = true;
-          break;
-        }
-        input_ = ZSTD_inBuffer{in_.data(), got, 0};
-      }
-      const std::size_t rc = ZSTD_decompressStream(ctx_, &out, &input_);
-      if (ZSTD_isError(rc)) {
-        throw Error(fmt::format("'{}' is not valid zstd data ({})", name_, ZSTD_getErrorName(rc)),
-                    "the file may be damaged or only partly copied");
-      }
-      last_ = rc;
-    }
-    return out.pos;
-  }
-  bool truncated() const override { return truncated_; }
-  const char* encoding() const override { return "zstd"; }
-  std::uint64_t size_hint() const override { return raw_->size_hint(); }
-
- private:
-  std::unique_ptr<ByteSource> raw_;
-  std::string name_;
-  ZSTD_DCtx* ctx_ = nullptr;
-  std::vector<char> in_;
-  ZSTD_inBuffer input_{nullptr, 0, 0};
-  std::size_t last_ = 0;
-  bool done_ = false;
-  bool truncated_ = false;
-};
-
-std::unique_ptr<ByteSource> wrap(std::unique_ptr<ByteSource> raw, const std::string& name) {
+/// `raw`, decompressed when its magic bytes say gzip or zstd; `ahead`: on a thread of its own.
+std::unique_ptr<ByteSource> wrap(std::unique_ptr<ByteSource> raw, const std::string& name,
+                                 bool ahead) {
   char magic[4];
   std::size_t have = 0;
   while (have < sizeof(magic)) {
@@ -237,18 +130,21 @@ std::unique_ptr<ByteSource> wrap(std::unique_ptr<ByteSource> raw, const std::str
   }
   auto prefixed = std::make_unique<PrefixSource>(std::move(raw), std::string(magic, have));
   const auto* m = reinterpret_cast<const unsigned char*>(magic);
+  std::unique_ptr<ByteSource> out;
   if (have >= 2 && m[0] == 0x1f && m[1] == 0x8b)
-    return std::make_unique<GzipSource>(std::move(prefixed), name);
-  if (have >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd)
-    return std::make_unique<ZstdSource>(std::move(prefixed), name);
-  return prefixed;
+    out = gzip_source(std::move(prefixed), name);
+  else if (have >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd)
+    out = zstd_source(std::move(prefixed), name);
+  else
+    return prefixed;
+  return ahead ? read_ahead(std::move(out)) : std::move(out);
 }
 
 }  // namespace
 
 std::unique_ptr<ByteSource> open_source(const std::string& path) {
   if (path == "-")
-    return wrap(std::make_unique<FdSource>(STDIN_FILENO, false, "stdin", 0), "stdin");
+    return wrap(std::make_unique<FdSource>(STDIN_FILENO, false, "stdin", 0), "stdin", false);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -267,7 +163,9 @@ std::unique_ptr<ByteSource> open_source(const std::string& path) {
 #ifdef POSIX_FADV_SEQUENTIAL
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-  return wrap(std::make_unique<FdSource>(fd, true, path, size), path);
+  // A file is read ahead (decompressed on its own thread); stdin is not: a pipe that stays
+  // open would keep that thread waiting after the reader is done.
+  return wrap(std::make_unique<FdSource>(fd, true, path, size), path, true);
 }
 
 std::unique_ptr<ByteSource> open_file_range(const std::string& path, std::uint64_t begin,
@@ -298,7 +196,7 @@ std::uint64_t plain_file_size(const std::string& path) {
 }
 
 std::unique_ptr<ByteSource> memory_source(std::string_view bytes) {
-  return wrap(std::make_unique<MemorySource>(bytes), "memory");
+  return wrap(std::make_unique<MemorySource>(bytes), "memory", false);
 }
 
 std::unique_ptr<ByteSource> with_prefix(std::unique_ptr<ByteSource> inner, std::string prefix) {
