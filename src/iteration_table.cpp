@@ -152,6 +152,13 @@ struct IterationTable::Impl {
     local = l;
     return segments[k];
   }
+  /// get(segment, index in it) for record i.
+  template <class Get>
+  auto field(std::size_t i, Get&& get) const {
+    std::size_t l = 0;
+    const Segment& s = at(i, l);
+    return get(s, l);
+  }
   /// Calls f(segment, local first, count, offset into the caller's block) for the parts of
   /// records [first, first + m) in each segment.
   template <class F>
@@ -167,44 +174,30 @@ struct IterationTable::Impl {
 };
 
 std::int64_t IterationTable::step(std::size_t i) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.step.get(l);
+  return impl_->field(i, [](const Segment& s, std::size_t l) { return s.step.get(l); });
 }
 std::uint32_t IterationTable::count(std::size_t i) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.count.get(l);
+  return impl_->field(i, [](const Segment& s, std::size_t l) { return s.count.get(l); });
 }
 std::uint32_t IterationTable::line(std::size_t i) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.line.get(l);
+  return impl_->field(i, [](const Segment& s, std::size_t l) { return s.line.get(l); });
 }
 std::int32_t IterationTable::rank(std::size_t i) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.rank.get(l);
+  return impl_->field(i, [](const Segment& s, std::size_t l) { return s.rank.get(l); });
 }
 std::uint16_t IterationTable::file(std::size_t i) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.file.get(l);
+  return impl_->field(i, [](const Segment& s, std::size_t l) { return s.file.get(l); });
 }
 double IterationTable::timestamp(std::size_t i) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.timestamp.get(l);
+  return impl_->field(i, [](const Segment& s, std::size_t l) { return s.timestamp.get(l); });
 }
 double IterationTable::model_flops(std::size_t i) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.model_flops.get(l);
+  return impl_->field(i, [](const Segment& s, std::size_t l) { return s.model_flops.get(l); });
 }
 double IterationTable::phase(std::size_t i, Phase p) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.phase[static_cast<std::size_t>(p)].get(l);
+  return impl_->field(i, [p](const Segment& s, std::size_t l) {
+    return s.phase[static_cast<std::size_t>(p)].get(l);
+  });
 }
 
 bool IterationTable::has_phase(Phase p) const {
@@ -241,9 +234,7 @@ void IterationTable::set(std::size_t i, const Iteration& it) {
 }
 
 Iteration IterationTable::operator[](std::size_t i) const {
-  std::size_t l = 0;
-  const Segment& s = impl_->at(i, l);
-  return s.read(l);
+  return impl_->field(i, [](const Segment& s, std::size_t l) { return s.read(l); });
 }
 
 void IterationTable::read(std::size_t first, std::size_t n, Iteration* out, bool work_only) const {

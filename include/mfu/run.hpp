@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -182,9 +183,11 @@ class RunMeta {
   [[nodiscard]] std::optional<double> number(const std::string& key) const;
   [[nodiscard]] std::optional<std::string> text(const std::string& key) const;
   [[nodiscard]] std::string source(const std::string& key) const;
-  [[nodiscard]] bool has(const std::string& key) const { return values_.count(key) != 0; }
+  [[nodiscard]] bool has(std::string_view key) const { return values_.find(key) != values_.end(); }
   void erase(const std::string& key) { values_.erase(key); }
-  [[nodiscard]] const std::map<std::string, MetaValue>& all() const { return values_; }
+  /// Keys compare with std::less<> so that a lookup by a view builds no string.
+  using Map = std::map<std::string, MetaValue, std::less<>>;
+  [[nodiscard]] const Map& all() const { return values_; }
   /// Copies entries of `other` that this one lacks.
   void fill_from(const RunMeta& other);
   struct Conflict {
@@ -196,7 +199,7 @@ class RunMeta {
   [[nodiscard]] std::vector<Conflict> conflicts_with(const RunMeta& other) const;
 
  private:
-  std::map<std::string, MetaValue> values_;
+  Map values_;
 };
 
 struct Diagnostic {

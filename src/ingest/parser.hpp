@@ -54,8 +54,8 @@ class RunBuilder {
   /// The current line's rank tag, else one found in `body`; -1 when none.
   [[nodiscard]] std::int32_t line_rank(std::string_view body) const;
 
-  void meta(const std::string& key, double value, std::uint64_t line, bool overwrite = true);
-  void meta(const std::string& key, const std::string& value, std::uint64_t line,
+  void meta(std::string_view key, double value, std::uint64_t line, bool overwrite = true);
+  void meta(std::string_view key, const std::string& value, std::uint64_t line,
             bool overwrite = true);
 
   /// Sets `key` unless it is set already: the first value wins, in every reader (streaming,

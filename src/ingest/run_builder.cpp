@@ -76,17 +76,18 @@ std::int32_t RunBuilder::line_rank(std::string_view body) const {
   return line_.rank >= 0 ? line_.rank : find_rank(body);
 }
 
-void RunBuilder::meta(const std::string& key, double value, std::uint64_t line, bool overwrite) {
+void RunBuilder::meta(std::string_view key, double value, std::uint64_t line, bool overwrite) {
   if (!std::isfinite(value)) return;
-  if (!overwrite && run.meta.has(key)) return;  // parsers call this on every record line
-  run.meta.set(key, value, where(line), overwrite);
+  // Parsers call this on every record line: a key already set costs a lookup, no string.
+  if (!overwrite && run.meta.has(key)) return;
+  run.meta.set(std::string(key), value, where(line), overwrite);
 }
 
-void RunBuilder::meta(const std::string& key, const std::string& value, std::uint64_t line,
+void RunBuilder::meta(std::string_view key, const std::string& value, std::uint64_t line,
                       bool overwrite) {
   if (value.empty()) return;
   if (!overwrite && run.meta.has(key)) return;
-  run.meta.set(key, value, where(line), overwrite);
+  run.meta.set(std::string(key), value, where(line), overwrite);
 }
 
 namespace {

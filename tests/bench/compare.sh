@@ -32,10 +32,15 @@ gen() {  # kind file [rank]
   fi
 }
 NATIVE=$WORK/native.jsonl
+NATIVE_FLOPS=$WORK/native_flops_182mb.jsonl
 MEGATRON=$WORK/megatron.log
 KINETO_DIR=$WORK/kineto
 mkdir -p "$KINETO_DIR"
 gen native "$NATIVE"
+# The external generator's shape (model_flops and four phases a line), at its size: 182 MB.
+SIZE_MB_SAVE=$SIZE_MB; SIZE_MB=182
+gen native-flops "$NATIVE_FLOPS"
+SIZE_MB=$SIZE_MB_SAVE
 gen megatron "$MEGATRON"
 # Two ranks of half the size each: the trace target is stated per pair of ranks.
 SIZE_MB_SAVE=$SIZE_MB; SIZE_MB=$((SIZE_MB_SAVE / 2))
@@ -88,6 +93,7 @@ measure_dir() {  # label bytes dir command...
 }
 
 B_NATIVE=$(stat -c %s "$NATIVE")
+B_NATIVE_FLOPS=$(stat -c %s "$NATIVE_FLOPS")
 B_MEGATRON=$(stat -c %s "$MEGATRON")
 B_KINETO=$(( $(stat -c %s "$KINETO_DIR/rank0.pt.trace.json") + $(stat -c %s "$KINETO_DIR/rank1.pt.trace.json") ))
 
@@ -95,6 +101,10 @@ measure "native: wc -l" "$B_NATIVE" wc -l "$NATIVE"
 measure "native: mfu analyze" "$B_NATIVE" "$MFU" analyze "$NATIVE"
 (( HAVE_JQ )) && measure "native: jq -r .time_s" "$B_NATIVE" jq -r .time_s "$NATIVE"
 (( HAVE_PY )) && measure "native: python json.loads loop" "$B_NATIVE" python3 -c "$PY_JSONL" "$NATIVE"
+
+measure "native 182 MB: wc -l" "$B_NATIVE_FLOPS" wc -l "$NATIVE_FLOPS"
+measure "native 182 MB: mfu analyze" "$B_NATIVE_FLOPS" "$MFU" analyze "$NATIVE_FLOPS"
+(( HAVE_PY )) && measure "native 182 MB: python json.loads loop" "$B_NATIVE_FLOPS" python3 -c "$PY_JSONL" "$NATIVE_FLOPS"
 
 measure "megatron: wc -l" "$B_MEGATRON" wc -l "$MEGATRON"
 measure "megatron: mfu analyze" "$B_MEGATRON" "$MFU" analyze --gpu h100 --gpus 64 --model llama3-8b "$MEGATRON"
@@ -121,4 +131,16 @@ for row in "${ROWS[@]}"; do
     ratio = (w != "" && w > 0) ? sprintf("%.1fx", s / w) : "-"
     printf "%-36s %10.0f %9.2f %10.0f %12s %12.0f %9.1f%%\n", l, mb, s, mb / ss, ratio, rss, 100 * rss / mb
   }'
+done
+
+# The record store's bytes per record (mfu inspect: what the columns hold once read).
+echo
+printf '%-36s %12s %14s\n' "record store" "records" "bytes/record"
+for f in "$NATIVE" "$NATIVE_FLOPS" "$MEGATRON"; do
+  "$MFU" inspect "$f" --output json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+n = d["records"]
+print("%-36s %12d %14.1f" % (sys.argv[1], n, d["record_store_bytes"] / n if n else 0))' "$(basename "$f")" ||
+    echo "$(basename "$f"): mfu inspect failed"
 done

@@ -1,4 +1,4 @@
-// mfu_bench_gen native|megatron|kineto SIZE_MB OUT_FILE [RANK]: a large synthetic log.
+// mfu_bench_gen native|native-flops|megatron|kineto SIZE_MB OUT_FILE [RANK]: a large synthetic log.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s native|megatron|kineto SIZE_MB OUT_FILE [RANK]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s native|native-flops|megatron|kineto SIZE_MB OUT_FILE [RANK]\n", argv[0]);
     return 2;
   }
   const double mb = std::strtod(argv[2], nullptr);

@@ -46,6 +46,27 @@ void native(std::FILE* f, std::uint64_t target) {
   }
 }
 
+/// The shape of the file the external generator wrote (182 MB for its benchmark): each
+/// line the step, its time, the model FLOPs of the step (all GPUs) and four phase timers, times
+/// printed with six decimals.
+void native_flops(std::FILE* f, std::uint64_t target) {
+  std::uint64_t written = static_cast<std::uint64_t>(
+      std::fprintf(f,
+                   "{\"type\":\"meta\",\"gpu\":\"h100-sxm\",\"gpus\":64,\"dtype\":\"bf16\","
+                   "\"seq_len\":8192}\n"));
+  Rng r;
+  for (std::int64_t step = 1; written < target; ++step) {
+    const double fwd = 0.30 + 0.01 * r.uniform(), bwd = 0.60 + 0.02 * r.uniform(),
+                 comm = 0.08 + 0.01 * r.uniform(), data = 0.002 * r.uniform();
+    written += static_cast<std::uint64_t>(std::fprintf(
+        f,
+        "{\"step\":%lld,\"time_s\":%.6f,\"model_flops\":%.6e,"
+        "\"phases\":{\"forward_s\":%.6f,\"backward_s\":%.6f,\"comm_s\":%.6f,\"data_s\":%.6f}}\n",
+        static_cast<long long>(step), fwd + bwd + comm + data, 2.5e16 * (1 + 0.001 * r.uniform()),
+        fwd, bwd, comm, data));
+  }
+}
+
 /// "2024-MM-DD" for day `d` counted from 2024-01-01 (a leap year; wraps after a year).
 std::string date(long long d) {
   static const int kDays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -193,6 +214,8 @@ bool generate(const std::string& kind, std::uint64_t bytes, const std::string& p
   std::setvbuf(f, buf, _IOFBF, sizeof buf);
   if (kind == "native")
     native(f, bytes);
+  else if (kind == "native-flops")
+    native_flops(f, bytes);
   else if (kind == "megatron")
     megatron(f, bytes);
   else if (kind == "kineto")

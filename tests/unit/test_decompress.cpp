@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 
+#include "gzip_bytes.hpp"
 #include "io/decompress.hpp"
 #include "io/source.hpp"
 #include "mfu/error.hpp"
@@ -22,17 +23,7 @@ namespace mfu::detail {
 namespace {
 
 std::string deflate_gzip(const std::string& in, int level) {
-  z_stream zs{};
-  deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
+  return test::gzip_bytes(in, level);
 }
 
 /// The reference: zlib inflates the members of `packed` until its end or an error; `complete`

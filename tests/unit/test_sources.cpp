@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "gzip_bytes.hpp"
 #include "io/line_reader.hpp"
 #include "io/source.hpp"
 #include "mfu/error.hpp"
@@ -16,17 +17,7 @@ namespace mfu {
 namespace {
 
 std::string gzip(const std::string& in) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
+  return test::gzip_bytes(in);
 }
 
 std::string zstd(const std::string& in) {
