@@ -47,21 +47,32 @@ class GzipSource : public ByteSource {
     state_.next_out = reinterpret_cast<std::uint8_t*>(buf);
     state_.avail_out = static_cast<std::uint32_t>(std::min<std::size_t>(n, 1u << 30));
     while (state_.avail_out > 0) {
-      if (state_.avail_in == 0) {
-        const std::size_t got = raw_->read(in_.data(), in_.size());
-        if (got == 0) {
-          if (state_.block_state != ISAL_BLOCK_FINISH) truncated_ = true;
-          done_ = true;
-          break;
-        }
+      if (state_.avail_in == 0 && !input_ended_) {
+        const std::size_t got = fill_input();
+        input_ended_ = got == 0;
         state_.next_in = reinterpret_cast<std::uint8_t*>(in_.data());
         state_.avail_in = static_cast<std::uint32_t>(got);
       }
-      if (state_.block_state == ISAL_BLOCK_FINISH) next_member();
+      if (state_.block_state == ISAL_BLOCK_FINISH) {
+        if (state_.avail_in == 0) {  // the input ended with a whole member
+          done_ = true;
+          break;
+        }
+        next_member();
+      }
+      const std::uint32_t room = state_.avail_out;
       const int rc = isal_inflate(&state_);
       if (rc < 0)
         throw Error(fmt::format("'{}' is not valid gzip data ({})", name_, isal_error(rc)),
                     "the file may be damaged or only partly copied");
+      // With the input spent, a call that gives nothing more has given all it holds (ISA-L
+      // keeps decoded bytes back when the output is small): the stream was cut off.
+      if (input_ended_ && state_.avail_in == 0 && state_.avail_out == room &&
+          state_.block_state != ISAL_BLOCK_FINISH) {
+        truncated_ = true;
+        done_ = true;
+        break;
+      }
     }
     return n - state_.avail_out;
   }
@@ -70,6 +81,20 @@ class GzipSource : public ByteSource {
   std::uint64_t size_hint() const override { return raw_->size_hint(); }
 
  private:
+  /// Reads raw bytes until the input block is full or the raw source ends. ISA-L decodes a
+  /// stream's end from a full block: fed in small reads (a pipe), it keeps the last few
+  /// hundred input bytes back until more arrive, and a stream cut off there would lose their
+  /// output (zlib would give it).
+  std::size_t fill_input() {
+    std::size_t have = 0;
+    while (have < in_.size()) {
+      const std::size_t got = raw_->read(in_.data() + have, in_.size() - have);
+      if (got == 0) break;
+      have += got;
+    }
+    return have;
+  }
+
   /// Another gzip member follows a finished one (concatenated .gz files).
   void next_member() {
     std::uint8_t* next_in = state_.next_in;
@@ -88,6 +113,7 @@ class GzipSource : public ByteSource {
   std::string name_;
   std::vector<char> in_;
   inflate_state state_{};
+  bool input_ended_ = false;
   bool done_ = false;
   bool truncated_ = false;
 };
