@@ -66,7 +66,9 @@ class GzipSource : public ByteSource {
         throw Error(fmt::format("'{}' is not valid gzip data ({})", name_, isal_error(rc)),
                     "the file may be damaged or only partly copied");
       // With the input spent, a call that gives nothing more has given all it holds (ISA-L
-      // keeps decoded bytes back when the output is small): the stream was cut off.
+      // keeps decoded bytes back when the output is small): the stream was cut off. (Its
+      // table look-up may leave the last symbol or two before the cut undecoded, where zlib,
+      // decoding bit by bit, gives them: at most a few hundred bytes of a cut-off file.)
       if (input_ended_ && state_.avail_in == 0 && state_.avail_out == room &&
           state_.block_state != ISAL_BLOCK_FINISH) {
         truncated_ = true;
@@ -81,10 +83,8 @@ class GzipSource : public ByteSource {
   std::uint64_t size_hint() const override { return raw_->size_hint(); }
 
  private:
-  /// Reads raw bytes until the input block is full or the raw source ends. ISA-L decodes a
-  /// stream's end from a full block: fed in small reads (a pipe), it keeps the last few
-  /// hundred input bytes back until more arrive, and a stream cut off there would lose their
-  /// output (zlib would give it).
+  /// Reads raw bytes until the input block is full or the raw source ends (a pipe gives a few
+  /// KiB a read: whole blocks mean fewer, longer calls into the inflater).
   std::size_t fill_input() {
     std::size_t have = 0;
     while (have < in_.size()) {
