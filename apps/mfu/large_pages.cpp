@@ -1,5 +1,5 @@
 // Large allocations on transparent huge pages, for the programs that link this file (the mfu
-// binary and the benchmarks; not the library, which must not replace a program's operator new).
+// binary; not the library, which must not replace a program's operator new).
 //
 // Why: mfu's large inputs make a few large arrays (the record store's chunks, the analysis'
 // per-record vectors). On a virtual machine every first touch of a 4 KiB page is a fault through
