@@ -246,25 +246,37 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   } else {
     run.timing = timing;
   }
-  // 5. Which fields were recovered: one pass, stopping once every field has been seen.
+  // 5. Which fields were recovered: one pass in blocks, stopping once every field has been
+  // seen (a phase no record holds is not looked for).
   constexpr std::size_t kScalars = 8;
   std::array<bool, kScalars + kPhaseCount> seen{};
+  std::array<bool, kScalars + kPhaseCount> decided{};
   std::size_t missing = seen.size();
-  for (std::size_t i = 0; i < n && missing > 0; ++i) {
-    const Iteration it = t[i];
-    const double scalars[kScalars] = {it.time_s,
-                                      it.timestamp_s,
-                                      it.tokens,
-                                      it.samples,
-                                      it.loss,
-                                      it.model_flops,
-                                      it.reported_flops_per_gpu,
-                                      it.reported_mfu};
-    for (std::size_t k = 0; k < seen.size(); ++k) {
-      const double v = k < kScalars ? scalars[k] : it.phase[k - kScalars];
-      if (!seen[k] && known(v)) {
-        seen[k] = true;
-        --missing;
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    if (t.has_phase(static_cast<Phase>(p))) continue;
+    decided[kScalars + p] = true;
+    --missing;
+  }
+  std::vector<Iteration> block(std::min(kRecordBlock, n));
+  for (std::size_t first = 0; first < n && missing > 0; first += kRecordBlock) {
+    const std::size_t m = std::min(kRecordBlock, n - first);
+    t.read(first, m, block.data());
+    for (std::size_t b = 0; b < m && missing > 0; ++b) {
+      const Iteration& it = block[b];
+      const double scalars[kScalars] = {it.time_s,
+                                        it.timestamp_s,
+                                        it.tokens,
+                                        it.samples,
+                                        it.loss,
+                                        it.model_flops,
+                                        it.reported_flops_per_gpu,
+                                        it.reported_mfu};
+      for (std::size_t k = 0; k < seen.size(); ++k) {
+        const double v = k < kScalars ? scalars[k] : it.phase[k - kScalars];
+        if (!decided[k] && known(v)) {
+          seen[k] = decided[k] = true;
+          --missing;
+        }
       }
     }
   }
