@@ -131,9 +131,9 @@ void render_inspect(const Run& run, OutputFormat format, std::ostream& out) {
   out << fmt::format("records     {} ({} iterations, {} timed records)\n", run.iterations.size(),
                      iterations, timed);
   if (!run.iterations.empty())
-    out << fmt::format("store       {} for the records ({:.1f} B a record)\n",
-                       format_bytes(store_bytes),
-                       static_cast<double>(store_bytes) / static_cast<double>(run.iterations.size()));
+    out << fmt::format(
+        "store       {} for the records ({:.1f} B a record)\n", format_bytes(store_bytes),
+        static_cast<double>(store_bytes) / static_cast<double>(run.iterations.size()));
   out << fmt::format("timing      {}\n", timing_name(run.timing));
   if (timed > 0)
     out << fmt::format("time        {} in the timed records\n", format_duration(time_sum));

@@ -7,7 +7,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s native|native-flops|megatron|kineto SIZE_MB OUT_FILE [RANK]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s native|native-flops|megatron|kineto SIZE_MB OUT_FILE [RANK]\n",
+                 argv[0]);
     return 2;
   }
   const double mb = std::strtod(argv[2], nullptr);

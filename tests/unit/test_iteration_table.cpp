@@ -95,8 +95,8 @@ Iteration record(std::size_t k, double noise, std::mt19937_64& rng) {
   // Columns of decimals as logs print them: 3 decimals, then 6 (the column moves to the finer
   // scale), a value that is no decimal when broken (it turns into doubles), a missing one, -0.
   const double r = u(rng);
-  it.at(Phase::kForward) = k < 500    ? std::round(r * 1e3) / 1e3
-                           : broken() ? r
+  it.at(Phase::kForward) = k < 500       ? std::round(r * 1e3) / 1e3
+                           : broken()    ? r
                            : k % 11 == 0 ? kUnknown
                            : k % 13 == 0 ? -0.0
                                          : std::round(r * 1e6) / 1e6;
