@@ -38,8 +38,10 @@ bool before(std::uint16_t f1, std::uint32_t l1, std::uint16_t f2, std::uint32_t 
 class LineOrder {
  public:
   LineOrder(const Run& run, const Records& rec) : run_(run), rec_(rec) {
-    if (!in_line_order()) sort_by_line();
-    next_ = first_timed(0);
+    if (in_line_order())
+      next_ = first_timed(0);
+    else
+      sort_by_line();
   }
   /// The first timed record not yet passed (kNone after the last).
   [[nodiscard]] std::size_t current() const { return next_; }
@@ -47,7 +49,7 @@ class LineOrder {
   [[nodiscard]] std::size_t previous() const { return prev_; }
   void advance() {
     prev_ = next_;
-    next_ = sorted_ ? first_timed(next_ + 1) : (++k_ < idx_.size() ? idx_[k_] : kNone);
+    next_ = idx_.empty() ? first_timed(next_ + 1) : (++k_ < idx_.size() ? idx_[k_] : kNone);
   }
 
  private:
@@ -66,7 +68,6 @@ class LineOrder {
     return true;
   }
   void sort_by_line() {
-    sorted_ = false;
     for (std::size_t i = first_timed(0); i != kNone; i = first_timed(i + 1)) idx_.push_back(i);
     auto pos = [&](std::size_t i) {
       return std::pair<std::uint16_t, std::uint32_t>{run_.iterations.file(i),
@@ -79,8 +80,7 @@ class LineOrder {
 
   const Run& run_;
   const Records& rec_;
-  bool sorted_ = true;
-  std::vector<std::size_t> idx_;  // only when the table is out of line order
+  std::vector<std::size_t> idx_;  // only when the table is out of line order (never empty then)
   std::size_t k_ = 0;
   std::size_t next_ = kNone, prev_ = kNone;
 };

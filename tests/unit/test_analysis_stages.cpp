@@ -339,3 +339,47 @@ TEST(Stages, EventsArePlacedWhateverTheOrderOfTheTable) {
 
 }  // namespace
 }  // namespace mfu::detail
+
+namespace mfu::detail {
+namespace {
+
+TEST(Stages, EventsFindTheirHostWhenTheTableIsOutOfLineOrder) {
+  // The table holds A (file 1, step 2) before B (file 0, step 1), the other order than their
+  // lines. A 3 s save printed in file 0 before B, at step 1, sits in B's excess: B took 5 s
+  // against a 1 s pace, 4 s over. (Walking the table's order instead of the lines' would see A
+  // next, which does not cover step 1, and leave the save outside every record.)
+  mfu::Run run;
+  run.inputs = {"rank0.log", "rank1.log"};
+  Iteration a;
+  a.step = 2;
+  a.time_s = 1;
+  a.file = 1;
+  a.line = 2;
+  Iteration b = a;
+  b.step = 1;
+  b.time_s = 5;
+  b.file = 0;
+  run.iterations.push_back(a);
+  run.iterations.push_back(b);
+  Event e;
+  e.kind = EventKind::kCheckpointSave;
+  e.step = 1;
+  e.duration_s = 3;
+  e.file = 0;
+  e.line = 1;
+  run.events = {e};
+  Records rec = read_records(run);
+  Steady st;
+  st.median = 1;
+  const Clock c = plan_clock(run, rec);
+  ASSERT_FALSE(c.use);
+  const EventPlan ev = plan_events(run, rec, st, c);
+  ASSERT_EQ(ev.events.size(), 1u);
+  EXPECT_EQ(ev.events[0].before_record, 1u);
+  EXPECT_EQ(ev.events[0].host, 1u);
+  EXPECT_DOUBLE_EQ(ev.events[0].hosted, 3.0);
+  EXPECT_DOUBLE_EQ(ev.outside_total, 0.0);
+}
+
+}  // namespace
+}  // namespace mfu::detail
