@@ -23,8 +23,6 @@ class DecimalColumn {
  public:
   using value_type = double;
   [[nodiscard]] bool active() const { return digits_.active() || doubles_.active(); }
-  /// True while the column holds decimals (for tests and the memory figures).
-  [[nodiscard]] bool narrow() const { return narrow_; }
 
   [[nodiscard]] double get(std::size_t i) const {
     return narrow_ ? decode(digits_.get(i)) : doubles_.get(i);

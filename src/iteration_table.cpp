@@ -76,20 +76,7 @@ struct Segment {
 
   Iteration read(std::size_t i) const {
     Iteration it;
-    it.step = step.get(i);
-    it.count = count.get(i);
-    it.line = line.get(i);
-    it.rank = rank.get(i);
-    it.file = file.get(i);
-    it.timestamp_s = timestamp.get(i);
-    it.time_s = time.get(i);
-    it.tokens = tokens.get(i);
-    it.samples = samples.get(i);
-    it.loss = loss.get(i);
-    it.model_flops = model_flops.get(i);
-    it.reported_flops_per_gpu = reported_flops.get(i);
-    it.reported_mfu = reported_mfu.get(i);
-    for (std::size_t p = 0; p < kPhaseCount; ++p) it.phase[p] = phase[p].get(i);
+    read_block(i, 1, &it);
     return it;
   }
 
