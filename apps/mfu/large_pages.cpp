@@ -43,6 +43,9 @@
 
 namespace {
 
+// The transparent huge page of x86-64 and of arm64 with 4 KiB pages (Linux,
+// Documentation/admin-guide/mm/transhuge.rst; /sys/kernel/mm/transparent_hugepage/
+// hpage_pmd_size reads 2097152 on the machine measured here). Elsewhere the advice only misses.
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 /// Advises the whole huge pages inside [p, p + n).

@@ -85,15 +85,7 @@ class GzipSource : public ByteSource {
  private:
   /// Reads raw bytes until the input block is full or the raw source ends (a pipe gives a few
   /// KiB a read: whole blocks mean fewer, longer calls into the inflater).
-  std::size_t fill_input() {
-    std::size_t have = 0;
-    while (have < in_.size()) {
-      const std::size_t got = raw_->read(in_.data() + have, in_.size() - have);
-      if (got == 0) break;
-      have += got;
-    }
-    return have;
-  }
+  std::size_t fill_input() { return read_fully(*raw_, in_.data(), in_.size()); }
 
   /// Another gzip member follows a finished one (concatenated .gz files).
   void next_member() {
@@ -207,6 +199,8 @@ class ReadAheadSource : public ByteSource {
   std::uint64_t size_hint() const override { return size_; }
 
  private:
+  // 1 MiB blocks, 4 ahead (a judgement: a block is a few ms of parsing, and 4 MiB ahead keeps
+  // both threads busy through a slow stretch of either without holding much).
   static constexpr std::size_t kBlock = std::size_t{1} << 20;
   static constexpr std::size_t kAhead = 4;
 
@@ -241,6 +235,7 @@ class ReadAheadSource : public ByteSource {
         std::size_t have = 0;
         std::exception_ptr error;
         try {
+          // Not read_fully: the bytes read before an error must be kept.
           while (have < kBlock) {
             const std::size_t got = inner_->read(block.data() + have, kBlock - have);
             if (got == 0) break;

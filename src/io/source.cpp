@@ -122,12 +122,7 @@ class PrefixSource : public ByteSource {
 std::unique_ptr<ByteSource> wrap(std::unique_ptr<ByteSource> raw, const std::string& name,
                                  bool ahead) {
   char magic[4];
-  std::size_t have = 0;
-  while (have < sizeof(magic)) {
-    const std::size_t got = raw->read(magic + have, sizeof(magic) - have);
-    if (got == 0) break;
-    have += got;
-  }
+  const std::size_t have = read_fully(*raw, magic, sizeof(magic));
   auto prefixed = std::make_unique<PrefixSource>(std::move(raw), std::string(magic, have));
   const auto* m = reinterpret_cast<const unsigned char*>(magic);
   std::unique_ptr<ByteSource> out;
@@ -141,6 +136,16 @@ std::unique_ptr<ByteSource> wrap(std::unique_ptr<ByteSource> raw, const std::str
 }
 
 }  // namespace
+
+std::size_t read_fully(ByteSource& src, char* buf, std::size_t n) {
+  std::size_t have = 0;
+  while (have < n) {
+    const std::size_t got = src.read(buf + have, n - have);
+    if (got == 0) break;
+    have += got;
+  }
+  return have;
+}
 
 std::unique_ptr<ByteSource> open_source(const std::string& path) {
   if (path == "-")

@@ -24,6 +24,9 @@ class ByteSource {
   [[nodiscard]] virtual std::uint64_t size_hint() const { return 0; }
 };
 
+/// Reads from `src` until `n` bytes are in `buf` or the source ends; returns how many.
+std::size_t read_fully(ByteSource& src, char* buf, std::size_t n);
+
 /// Opens `path` ("-" = stdin) and wraps a decompressor when the content is gzip or zstd.
 /// Throws mfu::Error naming the file when it cannot be opened.
 [[nodiscard]] std::unique_ptr<ByteSource> open_source(const std::string& path);

@@ -450,6 +450,8 @@ class Reader {
   simdjson::dom::parser parser_;
   std::map<int, std::vector<GpuEvent>> per_device_;
   std::map<std::string, std::int64_t> occurrences_;
+  // A judgement: real traces launch hundreds of distinct kernels; 65,536 names of ~100 bytes
+  // bound the memory at a few MB.
   static constexpr std::size_t kMaxRemembered = 1 << 16;
   std::unordered_map<std::string, KernelKind, NameHash, std::equal_to<>> kinds_;
 
