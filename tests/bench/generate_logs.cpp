@@ -25,45 +25,56 @@ struct Rng {
   }
 };
 
-void native(std::FILE* f, std::uint64_t target) {
-  std::uint64_t written = static_cast<std::uint64_t>(
-      std::fprintf(f,
-                   "{\"type\":\"meta\",\"gpu\":\"h100-sxm\",\"gpus\":64,\"dtype\":\"bf16\","
-                   "\"model\":\"llama3-8b\",\"seq_len\":8192}\n"));
-  Rng r;
-  for (std::int64_t step = 1; written < target; ++step) {
-    const double fwd = 0.30 + 0.01 * r.uniform(), bwd = 0.60 + 0.02 * r.uniform(),
-                 comm = 0.08 + 0.01 * r.uniform();
-    const double data = 0.002 * r.uniform();
-    written += static_cast<std::uint64_t>(std::fprintf(
-        f,
-        "{\"step\":%lld,\"time_s\":%.6f,\"tokens\":524288,\"loss\":%.5f,\"lr\":%.4e,\"grad_norm\":%"
-        ".4f,"
-        "\"phases\":{\"forward_s\":%.6f,\"backward_s\":%.6f,\"comm_s\":%.6f,\"data_s\":%.6f}}\n",
-        static_cast<long long>(step), fwd + bwd + comm + data,
-        2.0 + 8.0 / (1.0 + 0.001 * static_cast<double>(step)), 3e-4 * (0.5 + 0.5 * r.uniform()),
-        0.2 + r.uniform(), fwd, bwd, comm, data));
-  }
+/// A native step's four phase timers, drawn around 1 s a step.
+struct Phases {
+  double fwd, bwd, comm, data;
+  [[nodiscard]] double total() const { return fwd + bwd + comm + data; }
+};
+
+Phases draw_phases(Rng& r) {
+  Phases p{};
+  p.fwd = 0.30 + 0.01 * r.uniform();
+  p.bwd = 0.60 + 0.02 * r.uniform();
+  p.comm = 0.08 + 0.01 * r.uniform();
+  p.data = 0.002 * r.uniform();
+  return p;
 }
 
-/// The shape of the file the external generator wrote (182 MB for its benchmark): each
-/// line the step, its time, the model FLOPs of the step (all GPUs) and four phase timers, times
-/// printed with six decimals.
-void native_flops(std::FILE* f, std::uint64_t target) {
-  std::uint64_t written = static_cast<std::uint64_t>(
-      std::fprintf(f,
-                   "{\"type\":\"meta\",\"gpu\":\"h100-sxm\",\"gpus\":64,\"dtype\":\"bf16\","
-                   "\"seq_len\":8192}\n"));
+/// The rest of a native line: its "phases" object, printed with six decimals, and the line end.
+std::uint64_t print_phases(std::FILE* f, const Phases& p) {
+  return static_cast<std::uint64_t>(std::fprintf(
+      f, "\"phases\":{\"forward_s\":%.6f,\"backward_s\":%.6f,\"comm_s\":%.6f,\"data_s\":%.6f}}\n",
+      p.fwd, p.bwd, p.comm, p.data));
+}
+
+/// Native JSON Lines of about `target` bytes. `flops_shape`: the shape of the file the issue's
+/// external generator wrote (182 MB for its benchmark): the step, its time, the model FLOPs of
+/// the step (all GPUs) and the four timers; else tokens, loss, lr and grad_norm besides.
+void native(std::FILE* f, std::uint64_t target, bool flops_shape) {
+  std::uint64_t written =
+      static_cast<std::uint64_t>(std::fprintf(f,
+                                              "{\"type\":\"meta\",\"gpu\":\"h100-sxm\",\"gpus\":64,"
+                                              "\"dtype\":\"bf16\",%s\"seq_len\":8192}\n",
+                                              flops_shape ? "" : "\"model\":\"llama3-8b\","));
   Rng r;
   for (std::int64_t step = 1; written < target; ++step) {
-    const double fwd = 0.30 + 0.01 * r.uniform(), bwd = 0.60 + 0.02 * r.uniform(),
-                 comm = 0.08 + 0.01 * r.uniform(), data = 0.002 * r.uniform();
-    written += static_cast<std::uint64_t>(std::fprintf(
-        f,
-        "{\"step\":%lld,\"time_s\":%.6f,\"model_flops\":%.6e,"
-        "\"phases\":{\"forward_s\":%.6f,\"backward_s\":%.6f,\"comm_s\":%.6f,\"data_s\":%.6f}}\n",
-        static_cast<long long>(step), fwd + bwd + comm + data, 2.5e16 * (1 + 0.001 * r.uniform()),
-        fwd, bwd, comm, data));
+    const Phases p = draw_phases(r);
+    const auto s = static_cast<long long>(step);
+    if (flops_shape) {
+      const double flops = 2.5e16 * (1 + 0.001 * r.uniform());
+      written += static_cast<std::uint64_t>(std::fprintf(
+          f, "{\"step\":%lld,\"time_s\":%.6f,\"model_flops\":%.6e,", s, p.total(), flops));
+    } else {
+      const double loss = 2.0 + 8.0 / (1.0 + 0.001 * static_cast<double>(step));
+      const double lr = 3e-4 * (0.5 + 0.5 * r.uniform());
+      const double grad_norm = 0.2 + r.uniform();
+      written += static_cast<std::uint64_t>(
+          std::fprintf(f,
+                       "{\"step\":%lld,\"time_s\":%.6f,\"tokens\":524288,\"loss\":%.5f,\"lr\":%.4e,"
+                       "\"grad_norm\":%.4f,",
+                       s, p.total(), loss, lr, grad_norm));
+    }
+    written += print_phases(f, p);
   }
 }
 
@@ -212,10 +223,8 @@ bool generate(const std::string& kind, std::uint64_t bytes, const std::string& p
   if (!f) return false;
   static char buf[1 << 20];
   std::setvbuf(f, buf, _IOFBF, sizeof buf);
-  if (kind == "native")
-    native(f, bytes);
-  else if (kind == "native-flops")
-    native_flops(f, bytes);
+  if (kind == "native" || kind == "native-flops")
+    native(f, bytes, kind == "native-flops");
   else if (kind == "megatron")
     megatron(f, bytes);
   else if (kind == "kineto")
