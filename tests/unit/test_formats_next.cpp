@@ -144,6 +144,42 @@ TEST(Llama2cParser, ReadsForkLinesWithoutTheMfuField) {
   EXPECT_NEAR(r.iterations[1].loss, 9.375, 1e-6);
 }
 
+// The class behind the fork above: llama2.c train.py lines with or without the trailing mfu
+// field, with trailing spaces, a "| mfu" of -100% (llama2.c's first lines), and the evaluation
+// lines between. Generated: step k*10 prints 1000 + k ms; an evaluation line comes before steps
+// 50, 150 and 250. By hand: each record holds its time in seconds, except the one printed right
+// after an evaluation, which keeps the sample before it ((999 + k) ms) while its 1 ms excess
+// becomes the evaluation's duration: three evaluations of 0.001 s.
+TEST(Llama2cParser, GeneratedLinesWithAndWithoutTheMfuFieldAreRead) {
+  for (int variant = 0; variant < 4; ++variant) {
+    SCOPED_TRACE(variant);
+    std::string text;
+    for (int k = 0; k <= 30; ++k) {
+      if (k % 10 == 5) text += fmt::format("step {}: train loss 4.1, val loss 4.2\n", k * 10);
+      text += fmt::format("{} | loss {:.4f} | lr {:e} | {:.2f}ms", k * 10, 5.0 - 0.01 * k, 3e-4,
+                          1000.0 + k);
+      if (variant == 1) text += fmt::format(" | mfu {:.2f}%", k == 0 ? -100.0 : 12.5);
+      if (variant == 2) text += "   ";
+      if (variant == 3) text += fmt::format(" | mfu {:.2f}%   ", 12.5);
+      text += "\n";
+    }
+    const mfu::Run r = ingest_text(text, "train.log");
+    EXPECT_EQ(r.format, "nanogpt");
+    ASSERT_EQ(r.iterations.size(), 31u);
+    for (int k = 0; k <= 30; ++k) {
+      const auto& it = r.iterations[static_cast<std::size_t>(k)];
+      EXPECT_EQ(it.step, k * 10);
+      const double ms = k % 10 == 5 ? 999.0 + k : 1000.0 + k;
+      EXPECT_NEAR(it.time_s, ms / 1000, 1e-12) << "step " << k * 10;
+    }
+    std::vector<double> evals;
+    for (const auto& e : r.events)
+      if (e.kind == mfu::EventKind::kEval) evals.push_back(e.duration_s);
+    ASSERT_EQ(evals.size(), 3u);
+    for (double d : evals) EXPECT_NEAR(d, 0.001, 1e-12);
+  }
+}
+
 // llm.c's AMD port (samples-next/llama2c, anthonix/llm.c issue #2): the fields without llm.c's
 // parentheses, loss nan. Step 10: 36.58 ms, 9.2% bf16 MFU, 112241 tok/s (4105.8 tokens).
 TEST(Llama2cParser, ReadsLlmcPortLinesWithoutParentheses) {
