@@ -24,6 +24,7 @@ std::string_view* slot_for(std::string_view key, EventFields& f) {
       if (key == "tid") return &f.tid;
       return nullptr;
     case 4: return key == "name" ? &f.name : nullptr;
+    case 5: return key == "flops" ? &f.flops : nullptr;
     case 11: return key == "correlation" ? &f.correlation : nullptr;
     default: return nullptr;
   }

@@ -12,6 +12,7 @@ namespace mfu::detail {
 /// quotes (escapes kept), a number's digits; an empty view when the key is absent.
 struct EventFields {
   std::string_view ph, cat, name, ts, dur, pid, tid, correlation;
+  std::string_view flops;  ///< a CPU operator's FLOP count (profiled with_flops=True)
 };
 
 /// Reads the fields of one event object's text.

@@ -427,7 +427,7 @@ class Reader {
       if (ts && dur) out_.data_spans.push_back(CpuSpan{*ts, *ts + *dur, -1});
     }
     // with_flops=True: operators carry "flops" in their arguments.
-    if (ev.find("\"flops\"") != std::string_view::npos) {
+    if (fields.flops.data() != nullptr) {  // the key is there (its value is read below)
       simdjson::padded_string padded(ev);
       simdjson::dom::element doc;
       if (parser_.parse(padded).get(doc)) return;

@@ -56,8 +56,9 @@ std::string_view searched_value(std::string_view ev, std::string_view name) {
 void expect_same_fields(const std::string& ev) {
   const EventFields f = read_event_fields(ev);
   const std::pair<const char*, std::string_view> got[] = {
-      {"ph", f.ph},   {"cat", f.cat}, {"name", f.name}, {"ts", f.ts},
-      {"dur", f.dur}, {"pid", f.pid}, {"tid", f.tid},   {"correlation", f.correlation}};
+      {"ph", f.ph},      {"cat", f.cat}, {"name", f.name}, {"ts", f.ts},
+      {"dur", f.dur},    {"pid", f.pid}, {"tid", f.tid},   {"correlation", f.correlation},
+      {"flops", f.flops}};
   for (const auto& [key, value] : got)
     EXPECT_EQ(value, searched_value(ev, key)) << key << " in " << ev;
 }
@@ -92,8 +93,8 @@ TEST(EventFields, RealTraceEventsGiveWhatTheSearchGave) {
 /// (Kineto keeps "correlation" there), strings with escaped quotes and backslashes, spaces.
 std::string random_event(std::mt19937_64& rng) {
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-  const char* keys[] = {"ph",  "cat",         "name", "ts",          "dur", "pid",
-                        "tid", "correlation", "args", "External id", "phx", "xts"};
+  const char* keys[] = {"ph",          "cat",  "name",        "ts",  "dur", "pid",  "tid",
+                        "correlation", "args", "External id", "phx", "xts", "flops"};
   const char* strings[] = {"X",
                            "kernel",
                            "",
@@ -110,11 +111,11 @@ std::string random_event(std::mt19937_64& rng) {
   for (std::size_t k = 0; k < fields; ++k) {
     if (k > 0) ev += ",";
     ev += spaces[pick(7)];
-    const std::string_view key = keys[pick(12)];
+    const std::string_view key = keys[pick(13)];
     ev.append(1, '"').append(key).append(1, '"').append(spaces[pick(7)]);
     ev.append(1, ':').append(spaces[pick(7)]);
     if (key == "args") {
-      ev.append("{\"correlation\": ").append(numbers[pick(6)]).append(", \"ts\": \"");
+      ev.append("{\"correlation\": ").append(numbers[pick(6)]).append(", \"flops\": 7, \"ts\": \"");
       ev.append(strings[pick(9)]).append("\"}");
     } else if (pick(2) == 0) {
       ev.append(1, '"').append(strings[pick(9)]).append(1, '"');

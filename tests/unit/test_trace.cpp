@@ -72,6 +72,26 @@ TEST(Trace, OneRankDeviceAccountingByHand) {
   EXPECT_EQ(run.meta.number("gpus"), 2);
 }
 
+// with_flops=True: CPU operators carry "flops" in their arguments (an integer or a float); the
+// step's executed FLOPs are their sum, by hand 1e9 + 2.5e9 = 3.5e9; an operator without the
+// argument adds nothing.
+TEST(Trace, ProfiledFlopsOfTheOperatorsAreSummed) {
+  std::string trace = rank_trace(0, 30, 70);
+  const std::string ops =
+      R"J({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 5.000, "dur": 2, "args": {"External id": 9, "flops": 1000000000}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 50.000, "dur": 2, "args": {"External id": 10, "flops": 2.5e9}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 60.000, "dur": 1, "args": {"External id": 11}},
+  )J";
+  const std::size_t at = trace.find("{\"ph\": \"X\", \"cat\": \"cuda_runtime\"");
+  ASSERT_NE(at, std::string::npos);
+  trace.insert(at, ops);
+  const mfu::Run run = ingest_text(trace, "rank0.json");
+  ASSERT_TRUE(run.trace);
+  const TraceRankSummary& r = run.trace->ranks.at(0);
+  EXPECT_TRUE(r.has_flops);
+  EXPECT_DOUBLE_EQ(r.flops, 3.5e9);
+}
+
 TEST(Trace, TwoRanksMatchTheCollectiveAndNameTheStraggler) {
   const fs::path dir = write_ranks();
   const mfu::Run run = ingest({dir.string()});
