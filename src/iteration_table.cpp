@@ -193,6 +193,11 @@ bool IterationTable::has_phase(Phase p) const {
   });
 }
 
+bool IterationTable::has_model_flops() const {
+  return std::any_of(impl_->segments.begin(), impl_->segments.end(),
+                     [](const Segment& s) { return s.model_flops.active(); });
+}
+
 IterationTable::IterationTable() : impl_(std::make_unique<Impl>()) {}
 IterationTable::~IterationTable() = default;
 IterationTable::IterationTable(IterationTable&&) noexcept = default;

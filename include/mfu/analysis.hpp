@@ -46,6 +46,9 @@ struct AnalyzeOptions {
   std::optional<double> price_per_gpu_hour;
   /// Pipeline micro-batches per step (for the bubble); else global / (micro x dp).
   std::optional<double> micro_batches;
+  /// Threads the passes over the records may use: 0 = the machine's cores (at most 8). The
+  /// analysis is the same on any number.
+  unsigned threads = 0;
 };
 
 /// The waterfall's buckets, in report order (DESIGN.md, "Lost time").

@@ -98,6 +98,8 @@ class IterationTable {
   /// One phase timer of record i alone, and whether any record has that timer.
   [[nodiscard]] double phase(std::size_t i, Phase p) const;
   [[nodiscard]] bool has_phase(Phase p) const;
+  /// Whether any record holds model FLOPs (a value other than unknown).
+  [[nodiscard]] bool has_model_flops() const;
   [[nodiscard]] Iteration back() const { return (*this)[size() - 1]; }
   void pop_back();
   /// Moves all records of `other` to the end of this table (`other` is left empty).
@@ -117,19 +119,26 @@ class IterationTable {
 /// (512 records of ~170 B stay in a core's L2 cache: a judgement, not a published figure).
 inline constexpr std::size_t kRecordBlock = 512;
 
-/// Calls f(i, record) for every record i of `t` in order (f may change its copy), reading
-/// blocks of records a column at a time: a pass over every record that read each one by
-/// operator[] spent most of its time there.
+/// Calls f(i, record) for every record i of [lo, hi) of `t` in order (f may change its copy),
+/// reading blocks of records a column at a time: a pass over every record that read each one
+/// by operator[] spent most of its time there.
 /// `work_only` reads only the fields of IterationTable::read's work_only (the others are
 /// unknown).
 template <class F>
-void for_each_record(const IterationTable& t, F&& f, bool work_only = false) {
-  std::vector<Iteration> block(std::min(kRecordBlock, t.size()));
-  for (std::size_t first = 0; first < t.size(); first += kRecordBlock) {
-    const std::size_t n = std::min(kRecordBlock, t.size() - first);
+void for_each_record_in(const IterationTable& t, std::size_t lo, std::size_t hi, F&& f,
+                        bool work_only = false) {
+  std::vector<Iteration> block(std::min(kRecordBlock, hi - lo));
+  for (std::size_t first = lo; first < hi; first += kRecordBlock) {
+    const std::size_t n = std::min(kRecordBlock, hi - first);
     t.read(first, n, block.data(), work_only);
     for (std::size_t k = 0; k < n; ++k) f(first + k, block[k]);
   }
+}
+
+/// for_each_record_in over every record.
+template <class F>
+void for_each_record(const IterationTable& t, F&& f, bool work_only = false) {
+  for_each_record_in(t, 0, t.size(), f, work_only);
 }
 
 enum class EventKind {

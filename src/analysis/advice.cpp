@@ -51,13 +51,16 @@ namespace {
 /// baseline comparison estimates the per-step noise from.
 void steady_samples(const Run& run, const WorkPlan& work, const Records& rec, Analysis& a) {
   constexpr std::uint8_t kNotSteady = kRecordLost | kRecordOutlier | kRecordWarmup;
-  std::vector<std::size_t> steady;
-  for (std::size_t i = 0; i < rec.time.size(); ++i)
-    if (!std::isnan(rec.time[i]) && !(rec.flags[i] & kNotSteady)) steady.push_back(i);
-  const std::size_t stride = std::max<std::size_t>(1, (steady.size() + 4999) / 5000);
+  auto steady = [&](std::size_t i) {
+    return !std::isnan(rec.time[i]) && !(rec.flags[i] & kNotSteady);
+  };
+  // Two passes (count, then every stride-th) rather than a list of all steady records' indices.
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < rec.time.size(); ++i) count += steady(i) ? 1 : 0;
+  const std::size_t stride = std::max<std::size_t>(1, (count + 4999) / 5000);
   const double PG = a.peak_flops_per_gpu * work.gpus;
-  for (std::size_t k = 0; k < steady.size(); k += stride) {
-    const std::size_t i = steady[k];
+  for (std::size_t i = 0, k = 0; i < rec.time.size(); ++i) {
+    if (!steady(i) || k++ % stride != 0) continue;
     const double t = rec.time[i];
     a.steady_step_times_s.push_back(t);
     const Iteration it = validated(run.iterations[i]);

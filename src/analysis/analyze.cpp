@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "analysis/parallel.hpp"
+#include "analysis/select.hpp"
 #include "analysis/stages.hpp"
 #include "mfu/error.hpp"
 #include "mfu/inputs.hpp"
@@ -167,7 +169,7 @@ void append(std::vector<std::string>& to, const std::vector<std::string>& from) 
 Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& db) {
   const detail::Resolved r = detail::resolve_inputs(run, opt, db);
   Analysis a = resolved_analysis(run, r);
-  detail::Records rec = detail::read_records(run);
+  detail::Records rec = detail::read_records(run, detail::pass_threads(opt.threads));
   append(a.warnings, rec.warnings);
   add_rank_notes(run, a);
   if (rec.timed == 0) return untimed_run(run, std::move(a));
@@ -185,7 +187,8 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
   a.wall_time_s = detail::independent_wall_time(rec, clock, ev);
   a.clock_source = clock.source;
   // The per-iteration MFU buffer is moved, not copied: it is one of the analysis' largest.
-  a.mfu_per_iteration = detail::distribution(std::move(totals.mfu_per_iteration));
+  a.mfu_per_iteration =
+      detail::distribution_of_buffer(std::move(totals.mfu_per_iteration), rec.threads);
   totals.mfu_per_iteration = {};
   detail::fill_headline(r, work, totals, a);
   detail::fill_buckets_and_fixes(opt, totals, a);

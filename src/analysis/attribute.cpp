@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
+#include "analysis/parallel.hpp"
 #include "analysis/stages.hpp"
 #include "mfu/error.hpp"
 
@@ -41,73 +43,95 @@ constexpr Gap kBetweenGap{B::kIdle, BucketSource::kInferred, "gaps between logge
 constexpr Gap kTailGap{B::kOther, BucketSource::kMeasured,
                        "after the last step (teardown, final save)"};
 
-/// Walks records and the events between them, accumulating into Totals.
-class Walker {
- public:
-  Walker(const Run& run, const Resolved& r, const WorkPlan& work, Records& rec, const Steady& st,
-         const Clock& clock, const EventPlan& ev)
-      : run_(run), r_(r), work_(work), rec_(rec), st_(st), clock_(clock), ev_(ev) {
-    can_ideal_ = known(r.peak) && known(r.work_gpus) && work.source != WorkSource::kNone;
+/// What the walks of all blocks share, read-only: the plan and where events and stalls fall.
+struct WalkPlan {
+  WalkPlan(const Run& run_, const Resolved& r_, const WorkPlan& work_, const Records& rec,
+           const Steady& st_, const Clock& clock_, const EventPlan& ev_)
+      : run(run_), r(r_), work(work_), st(st_), clock(clock_), ev(ev_) {
+    can_ideal = known(r.peak) && known(r.work_gpus) && work.source != WorkSource::kNone;
     if (known(r.pp) && r.pp > 1 && known(r.micro_batches) && r.micro_batches >= 1)
-      bubble_ = (r.pp - 1.0) / (r.micro_batches + r.pp - 1.0);
+      bubble = (r.pp - 1.0) / (r.micro_batches + r.pp - 1.0);
     for (const auto& e : run.events) {
-      if (e.kind == EventKind::kCheckpointSave) checkpoint_steps_.insert(e.step);
-      if (e.kind == EventKind::kEval) eval_steps_.insert(e.step);
+      if (e.kind == EventKind::kCheckpointSave) checkpoint_steps.insert(e.step);
+      if (e.kind == EventKind::kEval) eval_steps.insert(e.step);
     }
     for (std::size_t k = 0; k < ev.events.size(); ++k)
-      events_at_.emplace(ev.events[k].before_record, k);
+      events_at.emplace(ev.events[k].before_record, k);
+    const auto timed =
+        std::find_if(rec.time.begin(), rec.time.end(), [](double t) { return !std::isnan(t); });
+    first_timed = static_cast<std::size_t>(timed - rec.time.begin());
   }
 
-  Totals run() {
-    bool first = true;
-    if (can_ideal_) t_.mfu_per_iteration.reserve(rec_.timed);  // one per timed record at most
-    for_each_validated(run_.iterations, [&](std::size_t i, const Iteration& it) {
+  const Run& run;
+  const Resolved& r;
+  const WorkPlan& work;
+  const Steady& st;
+  const Clock& clock;
+  const EventPlan& ev;
+  bool can_ideal = false;
+  double bubble = 0;
+  std::set<std::int64_t> checkpoint_steps, eval_steps;
+  /// Events by the record they precede (the table's order need not be the lines' order).
+  std::multimap<std::size_t, std::size_t> events_at;
+  std::size_t first_timed = 0;  ///< its gap is the startup
+};
+
+/// What the walk over one block of records adds up.
+struct BlockTotals {
+  Totals t;
+  std::array<double, kPartCount> parts{};
+  std::array<double, kBucketCount> hosted{};
+};
+
+/// Walks the records of one block and the events before them into the block's totals. Each
+/// timed record writes its per-iteration MFU into its own slot of a buffer shared by all
+/// blocks (a hole when it has none), so the blocks need not be joined in order.
+class Walker {
+ public:
+  Walker(const WalkPlan& plan, Records& rec, WeightedF* mfu_slots)
+      : p_(plan), rec_(rec), mfu_slot_(mfu_slots) {}
+
+  BlockTotals walk(std::size_t lo, std::size_t hi) {
+    for_each_validated_in(p_.run.iterations, lo, hi, [&](std::size_t i, const Iteration& it) {
       if (std::isnan(rec_.time[i])) return;
-      const Gap& g =
-          first ? kStartupGap : ((rec_.flags[i] & kRecordSegmentStart) ? kRestartGap : kBetweenGap);
-      place_events_before(i, clock_.use ? clock_.gap[i] : 0.0, g);
-      first = false;
+      const Gap& g = i == p_.first_timed                     ? kStartupGap
+                     : (rec_.flags[i] & kRecordSegmentStart) ? kRestartGap
+                                                             : kBetweenGap;
+      place_events_before(i, p_.clock.use ? p_.clock.gap[i] : 0.0, g);
       record(i, it);
     });
-    place_events_before(rec_.time.size(), clock_.use ? clock_.tail : 0.0, kTailGap);
-    for (std::size_t p = 0; p < kPartCount; ++p) {
-      const PartInfo& info = part_info(static_cast<Part>(p));
-      t_.waterfall.add(info.bucket, parts_[p], info.source, info.what);
-    }
-    for (std::size_t b = 0; b < kBucketCount; ++b)
-      t_.waterfall.add(static_cast<B>(b), hosted_[b], BucketSource::kMeasured,
-                       "events inside slow steps");
-    return std::move(t_);
+    return take();
   }
+  BlockTotals take() { return std::move(b_); }
 
- private:
   /// The events that fall before record `next` (rec.time.size(): after all), and the clock
   /// gap they share.
   void place_events_before(std::size_t next, double gap, const Gap& fallback) {
     double in_gap = 0;
     const PlacedEvent* untimed = nullptr;
-    const auto [from, to] = events_at_.equal_range(next);
+    const auto [from, to] = p_.events_at.equal_range(next);
     for (auto e = from; e != to; ++e) {
-      const PlacedEvent& p = ev_.events[e->second];
+      const PlacedEvent& p = p_.ev.events[e->second];
       const std::string what = event_what(*p.event);
-      t_.waterfall.add(p.bucket, p.in_gap + p.outside, BucketSource::kMeasured, what);
+      b_.t.waterfall.add(p.bucket, p.in_gap + p.outside, BucketSource::kMeasured, what);
       in_gap += p.in_gap;
       if (!std::isfinite(p.event->duration_s) && p.event->kind != EventKind::kStall && !untimed)
         untimed = &p;
     }
     const double rest = gap - in_gap;
     if (!(rest > 0)) {
-      t_.waterfall.add(fallback.bucket, std::max(rest, 0.0), fallback.source, fallback.what);
+      b_.t.waterfall.add(fallback.bucket, std::max(rest, 0.0), fallback.source, fallback.what);
       return;
     }
     // An event without a duration in this gap explains it (inferred).
     if (untimed)
-      t_.waterfall.add(untimed->bucket, rest, BucketSource::kInferred,
-                       event_what(*untimed->event) + " (gap around them)");
+      b_.t.waterfall.add(untimed->bucket, rest, BucketSource::kInferred,
+                         event_what(*untimed->event) + " (gap around them)");
     else
-      t_.waterfall.add(fallback.bucket, rest, fallback.source, fallback.what);
+      b_.t.waterfall.add(fallback.bucket, rest, fallback.source, fallback.what);
   }
 
+ private:
   ExcessKind excess_kind(std::size_t i, std::int64_t step) const {
     const std::uint8_t f = rec_.flags[i];
     if (f & kRecordWarmup) return ExcessKind::kWarmup;
@@ -117,10 +141,10 @@ class Walker {
       auto it = s.lower_bound(step - span + 1);
       return it != s.end() && *it <= step + 1;
     };
-    if (near(checkpoint_steps_)) return ExcessKind::kStallCheckpoint;
-    if (near(eval_steps_)) return ExcessKind::kStallEval;
-    if (st_.period_cause.rfind("save_interval", 0) == 0) return ExcessKind::kStallCheckpoint;
-    if (st_.period_cause.rfind("eval_interval", 0) == 0) return ExcessKind::kStallEval;
+    if (near(p_.checkpoint_steps)) return ExcessKind::kStallCheckpoint;
+    if (near(p_.eval_steps)) return ExcessKind::kStallEval;
+    if (p_.st.period_cause.rfind("save_interval", 0) == 0) return ExcessKind::kStallCheckpoint;
+    if (p_.st.period_cause.rfind("eval_interval", 0) == 0) return ExcessKind::kStallEval;
     return ExcessKind::kStallIdle;
   }
 
@@ -129,128 +153,126 @@ class Walker {
                   const RecordSplit& s);
   void count_stall(std::size_t i, const Iteration& it, const RecordInput& in, const RecordSplit& s);
 
-  const Run& run_;
-  const Resolved& r_;
-  const WorkPlan& work_;
+  const WalkPlan& p_;
   Records& rec_;
-  const Steady& st_;
-  const Clock& clock_;
-  const EventPlan& ev_;
-  bool can_ideal_ = false;
-  double bubble_ = 0;
-  std::set<std::int64_t> checkpoint_steps_, eval_steps_;
-  /// Events by the record they precede (the table's order need not be the lines' order).
-  std::multimap<std::size_t, std::size_t> events_at_;
-  std::array<double, kPartCount> parts_{};
-  std::array<double, kBucketCount> hosted_{};
-  Totals t_;
+  WeightedF* mfu_slot_;  ///< the next timed record's (null without per-iteration MFU)
+  BlockTotals b_;
 };
 
 void Walker::record(std::size_t i, const Iteration& it) {
   const double c = rec_.count[i], t = rec_.time[i];
-  const double span = clock_.use ? clock_.span[i] : c * t;
-  t_.iterations_total += rec_.count[i];
-  auto hosted = ev_.hosted.find(i);
+  const double span = p_.clock.use ? p_.clock.span[i] : c * t;
+  Totals& tot = b_.t;
+  tot.iterations_total += rec_.count[i];
+  if (mfu_slot_) *mfu_slot_ = {std::numeric_limits<float>::quiet_NaN(), 0.0F};
+  auto hosted = p_.ev.hosted.find(i);
   if (rec_.flags[i] & kRecordLost) {
     // Redone work; a save that ran inside it still took its time (measured).
     double rest = span;
-    if (hosted != ev_.hosted.end())
+    if (hosted != p_.ev.hosted.end())
       for (std::size_t b = 0; b < kBucketCount; ++b) {
         const double h = std::min(hosted->second[b], rest);
-        hosted_[b] += h;
+        b_.hosted[b] += h;
         rest -= h;
       }
-    parts_[static_cast<std::size_t>(Part::kLost)] += rest;
+    b_.parts[static_cast<std::size_t>(Part::kLost)] += rest;
+    if (mfu_slot_) ++mfu_slot_;
     return;
   }
   bool filled = false;
-  const double fpi = work_.flops(it, t, &filled);
-  if (filled) ++t_.flops_filled;
+  const double fpi = p_.work.flops(it, t, &filled);
+  if (filled) ++tot.flops_filled;
   RecordInput in;
   in.span = span;
   in.count = c;
   in.timers = it.phase;
-  in.ideal = known(fpi) && can_ideal_ ? fpi * c / (r_.peak * r_.work_gpus) : kUnknown;
-  in.bubble_fraction = bubble_;
+  in.ideal = known(fpi) && p_.can_ideal ? fpi * c / (p_.r.peak * p_.r.work_gpus) : kUnknown;
+  in.bubble_fraction = p_.bubble;
   in.excess_kind = excess_kind(i, it.step);
-  if (in.excess_kind != ExcessKind::kNone && known(st_.median))
-    in.excess = std::max(0.0, span - c * st_.median);
-  in.timer_median = &st_.timer_median;
-  if (hosted != ev_.hosted.end()) in.hosted = &hosted->second;
+  if (in.excess_kind != ExcessKind::kNone && known(p_.st.median))
+    in.excess = std::max(0.0, span - c * p_.st.median);
+  in.timer_median = &p_.st.timer_median;
+  if (hosted != p_.ev.hosted.end()) in.hosted = &hosted->second;
   const RecordSplit s = decompose(in);
-  for (std::size_t p = 0; p < kPartCount; ++p) parts_[p] += s.part[p];
-  for (std::size_t b = 0; b < kBucketCount; ++b) hosted_[b] += s.hosted[b];
-  if (s.timers_over > 1e-9 * span) ++t_.timers_over;
+  for (std::size_t k = 0; k < kPartCount; ++k) b_.parts[k] += s.part[k];
+  for (std::size_t b = 0; b < kBucketCount; ++b) b_.hosted[b] += s.hosted[b];
+  if (s.timers_over > 1e-9 * span) ++tot.timers_over;
   count_work(i, it, fpi, in, s);
   if (rec_.flags[i] & kRecordStall) count_stall(i, it, in, s);
+  if (mfu_slot_) ++mfu_slot_;
 }
 
 void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const RecordInput& in,
                         const RecordSplit& s) {
   const double c = rec_.count[i], t = rec_.time[i], span = in.span;
+  const Resolved& r = p_.r;
+  const WorkPlan& work = p_.work;
+  Totals& tot = b_.t;
   const bool steady = !(rec_.flags[i] & kRecordWarmup);
-  const double tokens = work_.tokens(it);
+  const double tokens = work.tokens(it);
   double flops = kUnknown;
   if (known(fpi)) {
     // Only the compute at peak that fit in the span counts (a squeezed clock).
-    flops = can_ideal_ && known(s.ideal_kept) ? s.ideal_kept * r_.peak * r_.work_gpus : fpi * c;
-    if (known(in.ideal) && s.ideal_kept < in.ideal * (1 - 1e-12)) ++t_.capped;
-    t_.flops_kept += flops;
-    if (work_.source == WorkSource::kModel) t_.flops_hardware += work_.fpt_hardware * tokens * c;
-  } else if (work_.source != WorkSource::kNone) {
+    flops = p_.can_ideal && known(s.ideal_kept) ? s.ideal_kept * r.peak * r.work_gpus : fpi * c;
+    if (known(in.ideal) && s.ideal_kept < in.ideal * (1 - 1e-12)) ++tot.capped;
+    tot.flops_kept += flops;
+    if (work.source == WorkSource::kModel) tot.flops_hardware += work.fpt_hardware * tokens * c;
+  } else if (work.source != WorkSource::kNone) {
     rec_.flags[i] |= kRecordNoFlops;
-    ++t_.flops_left_out;
-    t_.time_no_flops += span;
+    ++tot.flops_left_out;
+    tot.time_no_flops += span;
   }
-  if (known(tokens)) t_.tokens_all += tokens * c;
-  t_.productive += span - in.excess;
+  if (known(tokens)) tot.tokens_all += tokens * c;
+  tot.productive += span - in.excess;
   if (!steady) {
-    t_.iterations_warm += rec_.count[i];
-    t_.warm_time += span;
+    tot.iterations_warm += rec_.count[i];
+    tot.warm_time += span;
     return;
   }
-  for (std::size_t p = 0; p < kPartCount; ++p)
-    t_.steady_split[static_cast<std::size_t>(part_info(static_cast<Part>(p)).bucket)] += s.part[p];
-  for (std::size_t b = 0; b < kBucketCount; ++b) t_.steady_split[b] += s.hosted[b];
-  t_.steady_weight += c;
-  t_.iterations_steady += rec_.count[i];
-  t_.time_steady += span;
+  for (std::size_t k = 0; k < kPartCount; ++k)
+    tot.steady_split[static_cast<std::size_t>(part_info(static_cast<Part>(k)).bucket)] += s.part[k];
+  for (std::size_t b = 0; b < kBucketCount; ++b) tot.steady_split[b] += s.hosted[b];
+  tot.steady_weight += c;
+  tot.iterations_steady += rec_.count[i];
+  tot.time_steady += span;
   if (known(flops))
-    t_.flops_steady += flops;
-  else if (work_.source != WorkSource::kNone)
-    t_.time_steady_no_flops += span;
-  if (known(tokens)) t_.tokens_steady += tokens * c;
-  if (known(fpi) && can_ideal_)
-    t_.mfu_per_iteration.push_back(
-        {static_cast<float>(fpi / (r_.peak * r_.work_gpus * t)), static_cast<float>(c)});
+    tot.flops_steady += flops;
+  else if (work.source != WorkSource::kNone)
+    tot.time_steady_no_flops += span;
+  if (known(tokens)) tot.tokens_steady += tokens * c;
+  if (known(fpi) && p_.can_ideal && mfu_slot_)
+    *mfu_slot_ = {static_cast<float>(fpi / (r.peak * r.work_gpus * t)), static_cast<float>(c)};
   if (known(it.reported_mfu) && it.reported_mfu > 0) {
-    t_.printed_mfu_sum += it.reported_mfu * c * t;
-    t_.printed_mfu_time += c * t;
+    tot.printed_mfu_sum += it.reported_mfu * c * t;
+    tot.printed_mfu_time += c * t;
   }
   if (known(it.reported_flops_per_gpu)) {
-    t_.reported_sum += it.reported_flops_per_gpu * c * t;
-    t_.reported_time += c * t;
-    if (r_.framework_fpt && known(tokens) && known(r_.work_gpus)) {
+    tot.reported_sum += it.reported_flops_per_gpu * c * t;
+    tot.reported_time += c * t;
+    if (r.framework_fpt && known(tokens) && known(r.work_gpus)) {
       const bool hfu =
-          r_.framework_convention && *r_.framework_convention == Convention::kMegatronDeepSpeed;
-      t_.recomputed_sum +=
-          (hfu ? r_.framework_fpt->hardware : r_.framework_fpt->model) * tokens * c;
+          r.framework_convention && *r.framework_convention == Convention::kMegatronDeepSpeed;
+      tot.recomputed_sum += (hfu ? r.framework_fpt->hardware : r.framework_fpt->model) * tokens * c;
     }
   }
 }
 
+/// The stalls kept for the report: the slowest first; past 64 only the 10 slowest stay.
+void keep_worst(std::vector<Stall>& worst) {
+  if (worst.size() <= 64) return;
+  std::sort(worst.begin(), worst.end(),
+            [](const Stall& x, const Stall& y) { return x.excess_s > y.excess_s; });
+  worst.resize(10);
+}
+
 void Walker::count_stall(std::size_t i, const Iteration& it, const RecordInput& in,
                          const RecordSplit& s) {
-  StallReport& sr = t_.stalls;
+  StallReport& sr = b_.t.stalls;
   const char* cause = in.excess_kind == ExcessKind::kStallCheckpoint ? "checkpoint"
                       : in.excess_kind == ExcessKind::kStallEval     ? "eval"
                                                                      : "";
   sr.worst.push_back(Stall{it.step, rec_.time[i], in.excess, it.line, cause});
-  if (sr.worst.size() > 64) {
-    std::sort(sr.worst.begin(), sr.worst.end(),
-              [](const Stall& x, const Stall& y) { return x.excess_s > y.excess_s; });
-    sr.worst.resize(10);
-  }
+  keep_worst(sr.worst);
   sr.excess_s += in.excess;
   ++sr.count;
   for (std::size_t b = 0; b < kBucketCount; ++b) {
@@ -259,11 +281,97 @@ void Walker::count_stall(std::size_t i, const Iteration& it, const RecordInput& 
   }
 }
 
+/// Adds the totals of the next block to those of the blocks before it.
+void add_block(BlockTotals& into, BlockTotals&& next) {
+  Totals& a = into.t;
+  Totals& b = next.t;
+  a.waterfall.add(b.waterfall);
+  for (std::size_t k = 0; k < kBucketCount; ++k) a.steady_split[k] += b.steady_split[k];
+  a.steady_weight += b.steady_weight;
+  for (auto [x, y] : {std::pair{&a.flops_kept, b.flops_kept},
+                      {&a.flops_hardware, b.flops_hardware},
+                      {&a.flops_steady, b.flops_steady},
+                      {&a.time_steady, b.time_steady},
+                      {&a.time_no_flops, b.time_no_flops},
+                      {&a.time_steady_no_flops, b.time_steady_no_flops},
+                      {&a.tokens_all, b.tokens_all},
+                      {&a.tokens_steady, b.tokens_steady},
+                      {&a.productive, b.productive},
+                      {&a.reported_sum, b.reported_sum},
+                      {&a.reported_time, b.reported_time},
+                      {&a.recomputed_sum, b.recomputed_sum},
+                      {&a.printed_mfu_sum, b.printed_mfu_sum},
+                      {&a.printed_mfu_time, b.printed_mfu_time},
+                      {&a.warm_time, b.warm_time}})
+    *x += y;
+  a.iterations_total += b.iterations_total;
+  a.iterations_steady += b.iterations_steady;
+  a.iterations_warm += b.iterations_warm;
+  a.capped += b.capped;
+  a.flops_filled += b.flops_filled;
+  a.flops_left_out += b.flops_left_out;
+  a.timers_over += b.timers_over;
+  a.stalls.excess_s += b.stalls.excess_s;
+  a.stalls.count += b.stalls.count;
+  for (const auto& [bucket, s] : b.stalls.excess_by_bucket) a.stalls.excess_by_bucket[bucket] += s;
+  for (Stall& s : b.stalls.worst) {
+    a.stalls.worst.push_back(std::move(s));
+    keep_worst(a.stalls.worst);
+  }
+  for (std::size_t k = 0; k < kPartCount; ++k) into.parts[k] += next.parts[k];
+  for (std::size_t k = 0; k < kBucketCount; ++k) into.hosted[k] += next.hosted[k];
+}
+
+/// The records cut into blocks of kParallelBlock: each block is walked on its own and the
+/// blocks' totals added in block order, whatever thread walked them, so the sums are the same
+/// on any number of threads (a run of one block is summed record by record, as ever).
+BlockTotals walk_blocks(const WalkPlan& plan, Records& rec, WeightedF* mfu_slots,
+                        std::size_t block) {
+  const std::size_t n = rec.time.size();
+  const std::size_t blocks = std::max<std::size_t>(1, (n + block - 1) / block);
+  // The first MFU slot of each block: the timed records before it.
+  std::vector<std::size_t> first_slot(blocks, 0);
+  for (std::size_t k = 1; k < blocks; ++k) {
+    first_slot[k] = first_slot[k - 1];
+    for (std::size_t i = (k - 1) * block; i < k * block; ++i)
+      first_slot[k] += std::isnan(rec.time[i]) ? 0 : 1;
+  }
+  std::vector<BlockTotals> got(blocks);
+  // Each thread walks the blocks that start in its part (the parts are whole blocks of
+  // kParallelBlock; a test's other block size only moves work between threads).
+  run_parts(parts_of(n, rec.threads), [&](std::size_t, std::size_t lo, std::size_t hi) {
+    for (std::size_t k = (lo + block - 1) / block; k < blocks && k * block < hi; ++k) {
+      Walker w(plan, rec, mfu_slots ? mfu_slots + first_slot[k] : nullptr);
+      got[k] = w.walk(k * block, std::min(n, (k + 1) * block));
+    }
+  });
+  for (std::size_t k = 1; k < blocks; ++k) add_block(got.front(), std::move(got[k]));
+  return std::move(got.front());
+}
+
 }  // namespace
 
 Totals attribute(const Run& run, const Resolved& r, const WorkPlan& work, Records& rec,
-                 const Steady& st, const Clock& clock, const EventPlan& ev) {
-  return Walker(run, r, work, rec, st, clock, ev).run();
+                 const Steady& st, const Clock& clock, const EventPlan& ev,
+                 std::size_t block_records) {
+  const WalkPlan plan(run, r, work, rec, st, clock, ev);
+  // One slot per timed record; the holes (records without one) are left out by distribution().
+  std::vector<WeightedF> mfu_slots(plan.can_ideal ? rec.timed : 0);
+  BlockTotals b = walk_blocks(plan, rec, mfu_slots.empty() ? nullptr : mfu_slots.data(),
+                              block_records ? block_records : kParallelBlock);
+  Walker tail(plan, rec, nullptr);
+  tail.place_events_before(rec.time.size(), clock.use ? clock.tail : 0.0, kTailGap);
+  add_block(b, tail.take());
+  Totals& t = b.t;
+  for (std::size_t p = 0; p < kPartCount; ++p) {
+    const PartInfo& info = part_info(static_cast<Part>(p));
+    t.waterfall.add(info.bucket, b.parts[p], info.source, info.what);
+  }
+  for (std::size_t k = 0; k < kBucketCount; ++k)
+    t.waterfall.add(static_cast<B>(k), b.hosted[k], BucketSource::kMeasured,
+                    "events inside slow steps");
+  t.mfu_per_iteration = std::move(mfu_slots);
+  return std::move(t);
 }
 
 double independent_wall_time(const Records& rec, const Clock& clock, const EventPlan& ev) {

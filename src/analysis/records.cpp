@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "analysis/parallel.hpp"
 #include "analysis/stages.hpp"
 
 namespace mfu::detail {
@@ -57,37 +58,64 @@ Iteration validated(const Iteration& in, std::vector<const char*>* invalid) {
   return it;
 }
 
-Records read_records(const Run& run) {
-  const IterationTable& T = run.iterations;
-  const std::size_t n = T.size();
-  Records rec;
-  rec.time.assign(n, kUnknown);
-  rec.count.assign(n, 1);
-  rec.flags.assign(n, 0);
+namespace {
+
+/// What read_records found in one part of the records besides their columns.
+struct ReadPart {
+  std::size_t timed = 0;
   std::size_t invalid_records = 0;
+  std::vector<std::string> warnings;  ///< of the part's first kMaxFieldWarnings invalid records
+};
+
+void read_part(const Run& run, std::size_t lo, std::size_t hi, Records& rec, ReadPart& part) {
+  const IterationTable& T = run.iterations;
   std::vector<const char*> invalid;
-  std::int64_t prev_step = 0;
-  for_each_record(T, [&](std::size_t i, const Iteration& raw) {
+  std::int64_t prev_step = lo > 0 ? T.step(lo - 1) : 0;
+  for_each_record_in(T, lo, hi, [&](std::size_t i, const Iteration& raw) {
     invalid.clear();
     const Iteration it = validated(raw, &invalid);
     rec.count[i] = it.count;
     if (known(it.time_s)) {
       rec.time[i] = it.time_s;
-      ++rec.timed;
+      ++part.timed;
     } else {
       rec.flags[i] |= kRecordUntimed;
     }
     if (i == 0 || it.step < prev_step) rec.flags[i] |= kRecordSegmentStart;
     prev_step = it.step;
     if (invalid.empty()) return;
-    if (++invalid_records > kMaxFieldWarnings) return;
+    if (++part.invalid_records > kMaxFieldWarnings) return;
     std::string names;
     for (const char* f : invalid) names += (names.empty() ? "" : ", ") + std::string(f);
-    rec.warnings.push_back(
+    part.warnings.push_back(
         fmt::format("{}: step {}: {}: not a valid measurement (negative, zero or a 'not measured' "
                     "sentinel such as -1): treated as unknown",
                     where(run, raw.file, raw.line), raw.step, names));
   });
+}
+
+}  // namespace
+
+Records read_records(const Run& run, unsigned threads) {
+  const std::size_t n = run.iterations.size();
+  Records rec;
+  rec.threads = std::max(1u, threads);
+  rec.time.assign(n, kUnknown);
+  rec.count.assign(n, 1);
+  rec.flags.assign(n, 0);
+  // Each part writes its own records' entries; what else it found is merged in record order.
+  const std::vector<PartRange> parts = parts_of(n, rec.threads);
+  std::vector<ReadPart> found(parts.size());
+  run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
+    read_part(run, lo, hi, rec, found[p]);
+  });
+  std::size_t invalid_records = 0;
+  for (ReadPart& part : found) {
+    rec.timed += part.timed;
+    invalid_records += part.invalid_records;
+    for (std::string& w : part.warnings)
+      if (rec.warnings.size() < kMaxFieldWarnings) rec.warnings.push_back(std::move(w));
+  }
   rec.uniform_count = n > 0 ? rec.count.front() : 1.0;
   for (std::uint32_t c : rec.count)
     if (c != rec.count.front()) rec.uniform_count = kUnknown;

@@ -6,7 +6,8 @@
 // where nth_element on a copy costs a buffer of 8 B a value and several passes of random swaps.
 //
 // The k-th smallest value is the same double std::nth_element returns (zeros of either sign
-// are one value, returned as +0).
+// are one value, returned as +0). The counting and collecting passes run on several threads
+// (analysis/parallel.hpp); counts and the values collected do not depend on the cuts.
 
 #include <algorithm>
 #include <array>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <vector>
 
+#include "analysis/parallel.hpp"
 #include "analysis/stats.hpp"
 #include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
@@ -37,11 +39,47 @@ namespace mfu::detail {
   return v;
 }
 
+/// Values read in ranges of items: read(lo, hi, f) calls f(double) for the values of items
+/// [lo, hi) of `items` (an item may yield none), the same values on every call. Its passes
+/// run on up to `threads` threads.
+template <class Read>
+struct Source {
+  Read read;
+  std::size_t items = 0;
+  unsigned threads = 1;
+
+  /// Every value, on the calling thread.
+  template <class F>
+  void operator()(F&& f) const {
+    read(std::size_t{0}, items, f);
+  }
+  /// The same items, each value v passed through g(v, f), which calls f for what it yields.
+  template <class G>
+  auto map(G g) const {
+    auto mapped = [read = read, g](std::size_t lo, std::size_t hi, auto&& f) {
+      read(lo, hi, [&](double v) { g(v, f); });
+    };
+    return Source<decltype(mapped)>{mapped, items, threads};
+  }
+  /// The finite values alone.
+  auto finite() const {
+    return map([](double v, auto&& f) {
+      if (std::isfinite(v)) f(v);
+    });
+  }
+  /// The ranges of items its passes read on a thread each.
+  [[nodiscard]] std::vector<PartRange> parts() const { return parts_of(items, threads); }
+};
+
+template <class Read>
+Source<Read> make_source(Read read, std::size_t items, unsigned threads = 1) {
+  return Source<Read>{std::move(read), items, threads};
+}
+
 /// The values of ranks `ranks` (0-based, each below the number of values) of the finite
-/// values `source` yields: source(f) calls f(double) for each value, in any order, the same
-/// values on every call. `lo` and `hi` bound the values (the smallest and the largest).
-template <class Source>
-std::vector<double> select_ranks(const Source& source, const std::vector<std::size_t>& ranks,
+/// values of `source` (a Source). `lo` and `hi` bound the values (the smallest and the largest).
+template <class Src>
+std::vector<double> select_ranks(const Src& source, const std::vector<std::size_t>& ranks,
                                  double lo, double hi) {
   // 2^16 buckets of 32-bit counts: a 256 KB histogram that stays in the L2 cache of the
   // machines this runs on (a judgement, not a published figure).
@@ -66,13 +104,20 @@ std::vector<double> select_ranks(const Source& source, const std::vector<std::si
     const unsigned width = std::bit_width(x.last - x.first);
     return width > kBits ? width - kBits : 0;
   };
-  // Counts the values of [first, last] in buckets of 2^shift keys.
+  // Counts the values of [first, last] in buckets of 2^shift keys: a histogram per part, added.
+  const std::vector<PartRange> parts = source.parts();
+  std::vector<std::vector<std::uint32_t>> part_hist(parts.size() > 1 ? parts.size() - 1 : 0);
   auto count = [&](std::uint64_t first, std::uint64_t last, unsigned shift) {
-    std::fill(hist.begin(), hist.end(), 0);
-    source([&](double v) {
-      const std::uint64_t k = order_key(v);
-      if (k >= first && k <= last) ++hist[(k - first) >> shift];
+    run_parts(parts, [&](std::size_t p, std::size_t from, std::size_t to) {
+      std::vector<std::uint32_t>& h = p == 0 ? hist : part_hist[p - 1];
+      h.assign(kBuckets, 0);
+      source.read(from, to, [&](double v) {
+        const std::uint64_t k = order_key(v);
+        if (k >= first && k <= last) ++h[(k - first) >> shift];
+      });
     });
+    for (const auto& h : part_hist)
+      for (std::size_t b = 0; b < kBuckets; ++b) hist[b] += h[b];
   };
   // Narrows x to the bucket that holds its rank; true when that bucket is small enough.
   auto narrow = [&](Target& x, unsigned shift) {
@@ -103,13 +148,22 @@ std::vector<double> select_ranks(const Source& source, const std::vector<std::si
       small[i] = narrow(t[i], shift);
     }
   }
-  // One pass collects the values of every target's bucket; each is selected from its copy.
-  std::vector<std::vector<double>> held(t.size());
-  source([&](double v) {
-    const std::uint64_t k = order_key(v);
-    for (std::size_t i = 0; i < t.size(); ++i)
-      if (!t[i].done && k >= t[i].first && k <= t[i].last) held[i].push_back(v == 0 ? 0.0 : v);
+  // One pass collects the values of every target's bucket (a list per part, joined: the
+  // selection does not depend on their order); each is selected from its copy.
+  std::vector<std::vector<std::vector<double>>> part_held(
+      std::max<std::size_t>(parts.size(), 1), std::vector<std::vector<double>>(t.size()));
+  run_parts(parts, [&](std::size_t p, std::size_t from, std::size_t to) {
+    auto& held = part_held[p];
+    source.read(from, to, [&](double v) {
+      const std::uint64_t k = order_key(v);
+      for (std::size_t i = 0; i < t.size(); ++i)
+        if (!t[i].done && k >= t[i].first && k <= t[i].last) held[i].push_back(v == 0 ? 0.0 : v);
+    });
   });
+  std::vector<std::vector<double>>& held = part_held.front();
+  for (std::size_t p = 1; p < part_held.size(); ++p)
+    for (std::size_t i = 0; i < t.size(); ++i)
+      held[i].insert(held[i].end(), part_held[p][i].begin(), part_held[p][i].end());
   std::vector<double> out(t.size());
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (t[i].done) {
@@ -125,8 +179,8 @@ std::vector<double> select_ranks(const Source& source, const std::vector<std::si
 
 /// Quantiles `qs` of the n values of `source` (all finite, within [lo, hi]) by the rule of
 /// quantile_position (stats.hpp).
-template <class Source>
-std::vector<double> quantiles_from(const Source& source, std::size_t n, double lo, double hi,
+template <class Src>
+std::vector<double> quantiles_from(const Src& source, std::size_t n, double lo, double hi,
                                    const std::vector<double>& qs) {
   std::vector<std::size_t> ranks;
   std::vector<QuantilePosition> pos;
@@ -146,9 +200,10 @@ std::vector<double> quantiles_from(const Source& source, std::size_t n, double l
 
 /// Count, mean, min, max, median, p05 and p95 (when `tails`) and MAD of the finite values of
 /// `source`, every one of weight `weight` (the iterations each record covers): the numbers
-/// distribution() gives for a buffer of them, bit for bit, from passes over the source.
-template <class Source>
-Distribution distribution_of(const Source& source, double weight, bool tails) {
+/// distribution() gives for a buffer of them, bit for bit, from passes over the source (the sum
+/// on the calling thread, in the buffer's order; the selection on the source's threads).
+template <class Src>
+Distribution distribution_of(const Src& source, double weight, bool tails) {
   Distribution d;
   double sum = 0, wsum = 0;
   std::size_t n = 0;
@@ -165,11 +220,7 @@ Distribution distribution_of(const Source& source, double weight, bool tails) {
   if (n == 0 || !(weight > 0)) return Distribution{};
   d.count = n;
   d.mean = sum / wsum;
-  auto finite = [&](auto&& f) {
-    source([&](double v) {
-      if (std::isfinite(v)) f(v);
-    });
-  };
+  const auto finite = source.finite();
   const std::vector<double> q =
       quantiles_from(finite, n, d.min, d.max,
                      tails ? std::vector<double>{0.5, 0.05, 0.95} : std::vector<double>{0.5});
@@ -179,31 +230,86 @@ Distribution distribution_of(const Source& source, double weight, bool tails) {
     d.p95 = q[2];
   }
   const double med = d.median;
-  auto deviations = [&](auto&& f) { finite([&](double v) { f(std::fabs(v - med)); }); };
+  const auto deviations = finite.map([med](double v, auto&& f) { f(std::fabs(v - med)); });
   // |v - median| is at most the larger distance from the median to an end.
   const double dev_hi = std::max({d.max - med, med - d.min, 0.0});
   d.mad = quantiles_from(deviations, n, 0.0, dev_hi, {0.5})[0];
   return d;
 }
 
-/// The median of the finite values of `source` (NaN when there are none).
-template <class Source>
-double median_from(const Source& source) {
+/// distribution() of a buffer of per-iteration values (a hole, a non-finite value or a weight
+/// of 0, is left out), bit for bit. When every weight is the same, the order statistics come
+/// from passes over the buffer on `threads` threads, not from reordering it on one.
+inline Distribution distribution_of_buffer(std::vector<WeightedF> v, unsigned threads) {
+  auto kept = [](const WeightedF& w) { return std::isfinite(w.value) && w.weight > 0; };
+  Distribution d;
+  double sum = 0, wsum = 0;
   std::size_t n = 0;
-  double lo = 0, hi = 0;
-  source([&](double v) {
-    if (!std::isfinite(v)) return;
-    lo = n == 0 ? v : std::min(lo, v);
-    hi = n == 0 ? v : std::max(hi, v);
+  float weight = 0;
+  for (const WeightedF& w : v) {  // distribution()'s sums, in its order
+    if (!kept(w)) continue;
+    if (n == 0) weight = w.weight;
+    if (w.weight != weight) return distribution(std::move(v), true);
+    const double x = w.value;
+    if (n == 0) d.min = d.max = x;
+    sum += x * static_cast<double>(w.weight);
+    wsum += static_cast<double>(w.weight);
+    d.min = std::min(d.min, x);
+    d.max = std::max(d.max, x);
     ++n;
+  }
+  if (n == 0) return d;
+  d.count = n;
+  d.mean = sum / wsum;
+  auto values = make_source(
+      [&v, &kept](std::size_t lo, std::size_t hi, auto&& f) {
+        for (std::size_t i = lo; i < hi; ++i)
+          if (kept(v[i])) f(static_cast<double>(v[i].value));
+      },
+      v.size(), threads);
+  const std::vector<double> q = quantiles_from(values, n, d.min, d.max, {0.5, 0.05, 0.95});
+  d.median = q[0];
+  d.p05 = q[1];
+  d.p95 = q[2];
+  // distribution() keeps each deviation as a float: the same rounding here (rounding keeps
+  // order, so the rounded bound still bounds them).
+  const double med = d.median;
+  const auto deviations = values.map([med](double x, auto&& f) {
+    f(static_cast<double>(static_cast<float>(std::fabs(x - med))));
   });
-  if (n == 0) return kUnknown;
-  auto finite = [&](auto&& f) {
-    source([&](double v) {
-      if (std::isfinite(v)) f(v);
-    });
+  const double dev_hi =
+      static_cast<double>(static_cast<float>(std::max({d.max - med, med - d.min, 0.0})));
+  d.mad = quantiles_from(deviations, n, 0.0, dev_hi, {0.5})[0];
+  return d;
+}
+
+/// The median of the finite values of `source` (NaN when there are none).
+template <class Src>
+double median_from(const Src& source) {
+  struct Range {
+    std::size_t n = 0;
+    double lo = 0, hi = 0;
   };
-  return quantiles_from(finite, n, lo, hi, {0.5})[0];
+  const std::vector<PartRange> parts = source.parts();
+  std::vector<Range> part_range(parts.size());
+  run_parts(parts, [&](std::size_t p, std::size_t from, std::size_t to) {
+    Range& r = part_range[p];
+    source.read(from, to, [&](double v) {
+      if (!std::isfinite(v)) return;
+      r.lo = r.n == 0 ? v : std::min(r.lo, v);
+      r.hi = r.n == 0 ? v : std::max(r.hi, v);
+      ++r.n;
+    });
+  });
+  Range all;
+  for (const Range& r : part_range) {
+    if (r.n == 0) continue;
+    all.lo = all.n == 0 ? r.lo : std::min(all.lo, r.lo);
+    all.hi = all.n == 0 ? r.hi : std::max(all.hi, r.hi);
+    all.n += r.n;
+  }
+  if (all.n == 0) return kUnknown;
+  return quantiles_from(source.finite(), all.n, all.lo, all.hi, {0.5})[0];
 }
 
 }  // namespace mfu::detail

@@ -32,16 +32,23 @@ namespace mfu::detail {
 /// validated() in place.
 void validate(Iteration& it, std::vector<const char*>* invalid = nullptr);
 
-/// for_each_record with validated records.
+/// for_each_record_in with validated records.
 template <class F>
-void for_each_validated(const IterationTable& T, F&& f, bool work_only = false) {
-  for_each_record(
-      T,
+void for_each_validated_in(const IterationTable& T, std::size_t lo, std::size_t hi, F&& f,
+                           bool work_only = false) {
+  for_each_record_in(
+      T, lo, hi,
       [&f](std::size_t i, Iteration& it) {
         validate(it);
         f(i, static_cast<const Iteration&>(it));
       },
       work_only);
+}
+
+/// for_each_record with validated records.
+template <class F>
+void for_each_validated(const IterationTable& T, F&& f, bool work_only = false) {
+  for_each_validated_in(T, 0, T.size(), f, work_only);
 }
 
 /// A time, count of work or rate validated() keeps: finite and above zero.
@@ -63,6 +70,7 @@ struct Records {
   /// statistics then select plain values), else NaN.
   double uniform_count = kUnknown;
   std::vector<std::string> warnings;  ///< invalid fields, with file:line (capped)
+  unsigned threads = 1;               ///< threads a pass over the records may use
 };
 
 /// The inputs the analysis used with their sources, for messages: "gpus=8 (flag); ...".
@@ -72,8 +80,8 @@ struct Records {
 [[nodiscard]] std::string record_location(const Run& run, std::size_t i);
 
 /// Reads times and counts, marks segment starts (a step going back), and reports invalid
-/// fields of records and events.
-[[nodiscard]] Records read_records(const Run& run);
+/// fields of records and events. Later passes over the records use up to `threads` threads.
+[[nodiscard]] Records read_records(const Run& run, unsigned threads = 1);
 
 // ---- work.cpp: model FLOPs per record ----------------------------------------------------
 
@@ -263,9 +271,11 @@ struct Totals {
   std::vector<detail::WeightedF> mfu_per_iteration;
 };
 
+/// The records are walked in blocks of `block_records` (kParallelBlock when 0), each on its
+/// own, and the blocks' totals added in order: the same sums on any number of threads.
 [[nodiscard]] Totals attribute(const Run& run, const Resolved& r, const WorkPlan& work,
                                Records& rec, const Steady& st, const Clock& clock,
-                               const EventPlan& ev);
+                               const EventPlan& ev, std::size_t block_records = 0);
 
 /// The wall time measured apart from the attribution: the clock span when the timeline is
 /// used, else the record durations plus the event seconds outside records.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/parallel.hpp"
 #include "analysis/select.hpp"
 #include "analysis/stages.hpp"
 #include "mfu/error.hpp"
@@ -43,11 +44,11 @@ template <class Keep>
 Distribution time_distribution(const Records& rec, Keep keep, bool tails) {
   const std::size_t n = rec.time.size();
   if (known(rec.uniform_count)) {
-    auto times = [&](auto&& f) {
-      for (std::size_t i = 0; i < n; ++i)
+    auto times = [&](std::size_t lo, std::size_t hi, auto&& f) {
+      for (std::size_t i = lo; i < hi; ++i)
         if (keep(i)) f(rec.time[i]);
     };
-    return distribution_of(times, rec.uniform_count, tails);
+    return distribution_of(make_source(times, n, rec.threads), rec.uniform_count, tails);
   }
   std::vector<Weighted> w;
   w.reserve(rec.timed);
@@ -63,32 +64,57 @@ Distribution level_of(const Records& rec, std::uint8_t skip) {
       rec, [&](std::size_t i) { return !std::isnan(rec.time[i]) && !(rec.flags[i] & skip); }, true);
 }
 
-/// Leaves out the impossible records, judged against `median`, the median step of the records
-/// not already left out.
-void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, double median,
-                   Records& rec, Steady& st, const Analysis& a) {
+/// The impossible records one part of the records holds.
+struct OutlierPart {
+  std::size_t above_peak = 0, too_fast = 0, candidates = 0, outliers = 0;
+  std::vector<std::string> first_lines;  ///< of the part's first kOutlierLines
+};
+constexpr std::size_t kOutlierLines = 5;
+
+void mark_outliers_in(const Run& run, const Resolved& r, const WorkPlan& work, double median,
+                      std::size_t lo, std::size_t hi, Records& rec, OutlierPart& part) {
   const bool can_ideal = known(r.peak) && known(r.work_gpus) && work.source != WorkSource::kNone;
-  std::size_t above_peak = 0, too_fast = 0, candidates = 0;
-  std::string first_lines;
-  for_each_validated(
-      run.iterations,
+  for_each_validated_in(
+      run.iterations, lo, hi,
       [&](std::size_t i, const Iteration& it) {
         const double t = rec.time[i];
         if (std::isnan(t) || (rec.flags[i] & kRecordLost)) return;
-        ++candidates;
+        ++part.candidates;
         bool bad = known(median) && t * kFasterThanMedian < median;
-        if (bad) ++too_fast;
+        if (bad) ++part.too_fast;
         if (!bad && can_ideal) {
           const double f = work.flops(it, t);
           bad = known(f) && f / (r.peak * r.work_gpus) > t * (1 + 1e-9);
-          if (bad) ++above_peak;
+          if (bad) ++part.above_peak;
         }
         if (!bad) return;
         rec.flags[i] |= kRecordOutlier;
         rec.time[i] = kUnknown;
-        if (++st.outliers <= 5) first_lines.append(1, ' ').append(record_location(run, i));
+        if (++part.outliers <= kOutlierLines) part.first_lines.push_back(record_location(run, i));
       },
       true);  // the work fields alone
+}
+
+/// Leaves out the impossible records, judged against `median`, the median step of the records
+/// not already left out.
+void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, double median,
+                   Records& rec, Steady& st, const Analysis& a) {
+  const std::vector<PartRange> parts = parts_of(rec.time.size(), rec.threads);
+  std::vector<OutlierPart> found(parts.size());
+  run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
+    mark_outliers_in(run, r, work, median, lo, hi, rec, found[p]);
+  });
+  std::size_t above_peak = 0, too_fast = 0, candidates = 0;
+  std::string first_lines;
+  std::size_t listed = 0;
+  for (const OutlierPart& part : found) {
+    above_peak += part.above_peak;
+    too_fast += part.too_fast;
+    candidates += part.candidates;
+    st.outliers += part.outliers;
+    for (const std::string& where : part.first_lines)
+      if (listed++ < kOutlierLines) first_lines.append(1, ' ').append(where);
+  }
   // The rule: a run is refused when more than half of its records are impossible; fewer are
   // outliers, left out with a warning.
   if (2 * above_peak > candidates)
@@ -106,6 +132,53 @@ void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, doub
         first_lines));
 }
 
+/// settle_index over `count` values, at(k) giving the k-th (asked in rising k, a few ahead).
+template <class At>
+std::size_t settle_index_of(std::size_t count, At&& at, double level, double tol) {
+  const std::size_t max_k = count / 2;
+  auto near = [&](double t) { return std::fabs(t - level) <= tol; };
+  for (std::size_t k = 0; k < max_k; ++k) {
+    if (!near(at(k))) continue;
+    // Settled: this record and the median of the next few are at the steady pace.
+    const std::size_t w = std::min<std::size_t>(5, count - k);
+    std::array<double, 5> win{};
+    for (std::size_t j = 0; j < w; ++j) win[j] = at(k + j);
+    std::nth_element(win.begin(), win.begin() + static_cast<std::ptrdiff_t>(w / 2),
+                     win.begin() + static_cast<std::ptrdiff_t>(w));
+    if (near(win[w / 2])) return k;
+  }
+  return max_k;
+}
+
+/// Marks the warm-up of the segment [s, e) found from its timed records not left out; returns
+/// the records marked. The records' positions are listed only as far as the scan looks (a
+/// warm-up is usually a few records; a copy of the segment's times cost 2 x 8 B a record).
+std::size_t mark_settling(Records& rec, std::size_t s, std::size_t e, double level, double tol) {
+  if (!known(level)) return 0;
+  auto counts = [&](std::size_t j) {
+    return !std::isnan(rec.time[j]) && !(rec.flags[j] & kLeftOut);
+  };
+  std::size_t count = 0;
+  for (std::size_t j = s; j < e; ++j) count += counts(j) ? 1 : 0;
+  std::vector<std::size_t> at_record;
+  std::size_t next = s;
+  auto at = [&](std::size_t k) {
+    while (at_record.size() <= k) {
+      while (!counts(next)) ++next;
+      at_record.push_back(next++);
+    }
+    return rec.time[at_record[k]];
+  };
+  const std::size_t k = settle_index_of(count, at, level, tol);
+  std::size_t marked = 0;
+  for (std::size_t j = s; j < e && marked < k; ++j)
+    if (counts(j)) {
+      rec.flags[j] |= kRecordWarmup;
+      ++marked;
+    }
+  return marked;
+}
+
 /// Marks each segment's warm-up; returns the records marked.
 std::size_t mark_warmup(const Run& run, const AnalyzeOptions& opt, Records& rec, double level,
                         double sigma) {
@@ -121,17 +194,7 @@ std::size_t mark_warmup(const Run& run, const AnalyzeOptions& opt, Records& rec,
       for (std::size_t j = s; j < e && T.step(j) - first <= *opt.warmup; ++j, ++marked)
         rec.flags[j] |= kRecordWarmup;
     } else {
-      std::vector<double> times(rec.time.begin() + static_cast<std::ptrdiff_t>(s),
-                                rec.time.begin() + static_cast<std::ptrdiff_t>(e));
-      for (std::size_t j = s; j < e; ++j)
-        if (rec.flags[j] & kLeftOut) times[j - s] = kUnknown;
-      std::size_t k = known(level) ? settle_index(times, level, tol) : 0;
-      for (std::size_t j = s; j < e && k > 0; ++j) {
-        if (std::isnan(times[j - s])) continue;
-        rec.flags[j] |= kRecordWarmup;
-        --k;
-        ++marked;
-      }
+      marked += mark_settling(rec, s, e, level, tol);
     }
     s = e;
   }
@@ -188,15 +251,16 @@ void timer_medians(const Run& run, const Records& rec, Steady& st) {
     if (!T.has_phase(phase)) continue;
     if (known(rec.uniform_count)) {
       // Every record covers as many iterations: selection over the column, no buffer.
-      const double m = median_from([&](auto&& f) {
+      auto timers = [&](std::size_t lo, std::size_t hi, auto&& f) {
         std::array<double, kRecordBlock> block;
-        for (std::size_t first = 0; first < T.size(); first += kRecordBlock) {
-          const std::size_t n = std::min(kRecordBlock, T.size() - first);
+        for (std::size_t first = lo; first < hi; first += kRecordBlock) {
+          const std::size_t n = std::min(kRecordBlock, hi - first);
           T.read(phase, first, n, block.data());
           for (std::size_t k = 0; k < n; ++k)
             if (steady(first + k) && valid_phase(block[k])) f(block[k]);
         }
-      });
+      };
+      const double m = median_from(make_source(timers, T.size(), rec.threads));
       if (known(m)) st.timer_median[p] = m;
       continue;
     }
@@ -216,18 +280,8 @@ std::size_t settle_index(const std::vector<double>& times, double level, double 
   std::vector<double> v;
   for (double t : times)
     if (!std::isnan(t)) v.push_back(t);
-  const std::size_t max_k = v.size() / 2;
-  auto near = [&](double t) { return std::fabs(t - level) <= tol; };
-  for (std::size_t k = 0; k < max_k; ++k) {
-    if (!near(v[k])) continue;
-    // Settled: this record and the median of the next few are at the steady pace.
-    const std::size_t w = std::min<std::size_t>(5, v.size() - k);
-    std::vector<double> win(v.begin() + static_cast<std::ptrdiff_t>(k),
-                            v.begin() + static_cast<std::ptrdiff_t>(k + w));
-    std::nth_element(win.begin(), win.begin() + static_cast<std::ptrdiff_t>(w / 2), win.end());
-    if (near(win[w / 2])) return k;
-  }
-  return max_k;
+  return settle_index_of(
+      v.size(), [&](std::size_t k) { return v[k]; }, level, tol);
 }
 
 Steady find_steady(const Run& run, const Resolved& r, const WorkPlan& work,

@@ -28,6 +28,23 @@ void Waterfall::add(B b, double seconds, BucketSource src, std::string_view what
   if (static_cast<int>(src) < static_cast<int>(it->source)) it->source = src;
 }
 
+void Waterfall::add(const Waterfall& other) {
+  for (std::size_t i = 0; i < kBucketCount; ++i) {
+    seconds_[i] += other.seconds_[i];
+    for (const Part& p : other.parts_[i]) {
+      auto& parts = parts_[i];
+      auto it =
+          std::find_if(parts.begin(), parts.end(), [&](const Part& q) { return q.what == p.what; });
+      if (it == parts.end()) {
+        parts.push_back(p);
+        continue;
+      }
+      it->seconds += p.seconds;
+      if (static_cast<int>(p.source) < static_cast<int>(it->source)) it->source = p.source;
+    }
+  }
+}
+
 void Waterfall::reassign(B from, B to, double seconds, BucketSource src, std::string_view what) {
   const auto f = static_cast<std::size_t>(from);
   if (!std::isfinite(seconds) || seconds < 0 || seconds > seconds_[f] * (1 + 1e-12) + 1e-9)

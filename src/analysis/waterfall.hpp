@@ -18,6 +18,8 @@ class Waterfall {
   /// A negative or non-finite part is a bug in mfu (InternalError); rounding noise below a
   /// microsecond is added to the total without a part, so the sum stays exact.
   void add(B b, double seconds, BucketSource src, std::string_view what);
+  /// Adds every bucket and part of `other` (its parts after this one's, in its order).
+  void add(const Waterfall& other);
   /// Moves `seconds` of bucket `from` (its parts shrink in proportion) to `to`, known as `src`.
   /// More than `from` holds is a bug in mfu (InternalError).
   void reassign(B from, B to, double seconds, BucketSource src, std::string_view what);

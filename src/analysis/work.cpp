@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/parallel.hpp"
 #include "analysis/stages.hpp"
 #include "mfu/inputs.hpp"
 
@@ -30,6 +31,8 @@ double own_flops(const WorkPlan& w, const Iteration& it, double t) {
 }
 
 bool log_counts_flops(const Run& run) {
+  // (Without the column no record need be looked at: each look finds the record's segment.)
+  if (!run.iterations.has_model_flops()) return false;
   for (std::size_t i = 0; i < run.iterations.size(); ++i)
     if (valid_positive(run.iterations.model_flops(i))) return true;
   return false;
@@ -50,15 +53,28 @@ bool framework_count_usable(const Run& run, const Resolved& r, const Records& re
 }
 
 WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, const WorkPlan& w) {
+  struct Seen {
+    bool log_flops = false, reported = false, tokens = false;
+  };
+  const std::vector<PartRange> parts = parts_of(run.iterations.size(), rec.threads);
+  std::vector<Seen> seen(parts.size());
+  run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
+    Seen& s = seen[p];
+    for_each_validated_in(
+        run.iterations, lo, hi,
+        [&](std::size_t, const Iteration& it) {
+          s.log_flops = s.log_flops || known(it.model_flops);
+          s.reported = s.reported || known(it.reported_flops_per_gpu);
+          s.tokens = s.tokens || known(w.tokens(it));
+        },
+        true);  // the work fields alone
+  });
   bool any_log_flops = false, any_reported = false, any_tokens = known(r.tokens_default);
-  for_each_validated(
-      run.iterations,
-      [&](std::size_t, const Iteration& it) {
-        any_log_flops = any_log_flops || known(it.model_flops);
-        any_reported = any_reported || known(it.reported_flops_per_gpu);
-        any_tokens = any_tokens || known(w.tokens(it));
-      },
-      true);  // the work fields alone
+  for (const Seen& s : seen) {
+    any_log_flops = any_log_flops || s.log_flops;
+    any_reported = any_reported || s.reported;
+    any_tokens = any_tokens || s.tokens;
+  }
   // The user's FLOPs per step win over the log's own count, as every flag does.
   if (known(r.flops_default)) return WorkSource::kFlag;
   if (any_log_flops) return WorkSource::kLog;

@@ -42,15 +42,17 @@ FleetReport analyze_fleet(const std::vector<std::string>& paths, const FleetOpti
   FleetReport report;
   report.jobs.resize(jobs.size());
   std::atomic<std::size_t> next{0};
+  AnalyzeOptions analysis = options.analysis;
+  analysis.threads = 1;  // the jobs are the parallelism
   auto worker = [&] {
     IngestOptions io;
-    io.threads = 1;  // the jobs are the parallelism
+    io.threads = 1;
     for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) {
       FleetJob& job = report.jobs[i];
       job.name = jobs[i].front();
       try {
         const Run run = ingest(jobs[i], io);
-        JobSummary s = summarize_job(analyze(run, options.analysis, db), run);
+        JobSummary s = summarize_job(analyze(run, analysis, db), run);
         for (const auto& [key, value] : labels.of(job.name)) s.gpu_ns_by[key][value] = s.gpu_ns;
         job.summary = std::move(s);
       } catch (const Error& e) {

@@ -16,10 +16,17 @@ using mfu::Distribution;
 
 namespace {
 
-auto source_of(const std::vector<double>& v) {
-  return [&v](auto&& f) {
-    for (double x : v) f(x);
-  };
+/// The values of v as a source whose passes run on `threads` threads.
+auto source_of(const std::vector<double>& v, unsigned threads = 1) {
+  return make_source(
+      [&v](std::size_t lo, std::size_t hi, auto&& f) {
+        for (std::size_t i = lo; i < hi; ++i) f(v[i]);
+      },
+      v.size(), threads);
+}
+
+bool same_value(double x, double y) {
+  return (std::isnan(x) && std::isnan(y)) || x == y;
 }
 
 std::uint64_t bits(double v) {
@@ -116,4 +123,92 @@ TEST(Select, TheDistributionByHand) {
   EXPECT_DOUBLE_EQ(d.mean, 615.0 / 6);
   EXPECT_DOUBLE_EQ(median_from(source_of(v)), 3.5);
   EXPECT_TRUE(std::isnan(median_from(source_of({}))));
+}
+
+// Passes cut across threads count and collect the same values: every rank, the whole
+// distribution and the median are the same bit for bit on 1, 2, 3 and 8 threads (inputs of
+// 300,000 values: five blocks of 2^16, so 2 and 3 threads cut them in different places).
+TEST(Select, ThreadsDoNotChangeTheResult) {
+  std::mt19937_64 rng(13);
+  for (int kind = 0; kind < 5; ++kind) {
+    const std::vector<double> v = generated(kind, 300000, rng);
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<std::size_t> ranks{0, 1, 150000, 299999, 15000, 285000};
+    const Distribution one = distribution_of(source_of(v, 1), 1.0, true);
+    for (unsigned threads : {1u, 2u, 3u, 8u}) {
+      const std::string what =
+          "kind " + std::to_string(kind) + " threads " + std::to_string(threads);
+      ASSERT_GT(parts_of(v.size(), threads).size(), threads > 1 ? 1u : 0u) << what;
+      const auto got = select_ranks(source_of(v, threads), ranks, sorted.front(), sorted.back());
+      for (std::size_t j = 0; j < ranks.size(); ++j) EXPECT_EQ(got[j], sorted[ranks[j]]) << what;
+      const Distribution d = distribution_of(source_of(v, threads), 1.0, true);
+      EXPECT_EQ(bits(d.mean), bits(one.mean)) << what;
+      EXPECT_EQ(bits(d.median), bits(one.median)) << what;
+      EXPECT_EQ(bits(d.p05), bits(one.p05)) << what;
+      EXPECT_EQ(bits(d.p95), bits(one.p95)) << what;
+      EXPECT_EQ(bits(d.mad), bits(one.mad)) << what;
+      EXPECT_EQ(bits(median_from(source_of(v, threads))), bits(one.median)) << what;
+    }
+  }
+}
+
+// The cuts: whole blocks, in order, covering every item once; one part for one block.
+TEST(Select, PartsCoverTheItemsInWholeBlocks) {
+  EXPECT_TRUE(parts_of(0, 4).empty());
+  EXPECT_EQ(parts_of(kParallelBlock, 8).size(), 1u);
+  EXPECT_EQ(parts_of(kParallelBlock + 1, 8).size(), 2u);
+  for (std::size_t n : {2 * kParallelBlock, 5 * kParallelBlock + 17, 100 * kParallelBlock}) {
+    for (unsigned threads : {1u, 2u, 3u, 8u}) {
+      const auto parts = parts_of(n, threads);
+      ASSERT_EQ(parts.size(),
+                std::min<std::size_t>(threads, (n + kParallelBlock - 1) / kParallelBlock));
+      std::size_t next = 0;
+      for (const auto& p : parts) {
+        EXPECT_EQ(p.lo, next);
+        EXPECT_EQ(p.lo % kParallelBlock, 0u);
+        EXPECT_GT(p.hi, p.lo);
+        next = p.hi;
+      }
+      EXPECT_EQ(next, n);
+    }
+  }
+}
+
+// The per-iteration MFU buffer (floats, with holes for records without one): the passes give
+// distribution()'s numbers bit for bit (a zero's sign aside), on any number of threads, for equal
+// weights (the passes) and unequal ones (distribution() itself). Each class of generated() as
+// floats.
+TEST(Select, TheBufferDistributionEqualsDistributionBitForBit) {
+  std::mt19937_64 rng(17);
+  for (int kind = 0; kind < 5; ++kind) {
+    for (std::size_t n : {1u, 5u, 1000u, 300000u}) {
+      for (float weight : {1.0F, 10.0F, -1.0F}) {  // -1: every 10th record of weight 10
+        const std::vector<double> v = generated(kind, n, rng);
+        std::vector<WeightedF> buffer;
+        for (std::size_t i = 0; i < n; ++i) {
+          const float w = weight > 0 ? weight : (i % 10 == 0 ? 10.0F : 1.0F);
+          buffer.push_back({static_cast<float>(v[i]), w});
+          if (i % 7 == 3) buffer.back() = {std::nanf(""), 0.0F};  // a hole
+        }
+        const Distribution want = distribution(buffer, true);
+        for (unsigned threads : {1u, 2u, 3u}) {
+          const Distribution got = distribution_of_buffer(buffer, threads);
+          const std::string what = "kind " + std::to_string(kind) + " n " + std::to_string(n) +
+                                   " weight " + std::to_string(weight) + " threads " +
+                                   std::to_string(threads);
+          EXPECT_EQ(got.count, want.count) << what;
+          EXPECT_EQ(bits(got.mean), bits(want.mean)) << what;
+          // Order statistics as values: the selection gives a zero as +0 (select_ranks); an
+          // empty buffer (floats of kind 2 overflow to infinity) gives NaN to both.
+          EXPECT_TRUE(same_value(got.min, want.min)) << what << " min";
+          EXPECT_TRUE(same_value(got.max, want.max)) << what << " max";
+          EXPECT_TRUE(same_value(got.median, want.median)) << what << " median";
+          EXPECT_TRUE(same_value(got.p05, want.p05)) << what << " p05";
+          EXPECT_TRUE(same_value(got.p95, want.p95)) << what << " p95";
+          EXPECT_TRUE(same_value(got.mad, want.mad)) << what << " mad";
+        }
+      }
+    }
+  }
 }
