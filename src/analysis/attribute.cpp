@@ -88,8 +88,9 @@ struct BlockTotals {
 /// blocks (a hole when it has none), so the blocks need not be joined in order.
 class Walker {
  public:
-  Walker(const WalkPlan& plan, Records& rec, WeightedF* mfu_slots)
-      : p_(plan), rec_(rec), mfu_slot_(mfu_slots) {}
+  /// A walker that adds to `so_far` (the totals of the blocks before).
+  Walker(const WalkPlan& plan, Records& rec, WeightedF* mfu_slots, BlockTotals so_far = {})
+      : p_(plan), rec_(rec), mfu_slot_(mfu_slots), b_(std::move(so_far)) {}
 
   BlockTotals walk(std::size_t lo, std::size_t hi) {
     for_each_validated_in(p_.run.iterations, lo, hi, [&](std::size_t i, const Iteration& it) {
@@ -359,9 +360,10 @@ Totals attribute(const Run& run, const Resolved& r, const WorkPlan& work, Record
   std::vector<WeightedF> mfu_slots(plan.can_ideal ? rec.timed : 0);
   BlockTotals b = walk_blocks(plan, rec, mfu_slots.empty() ? nullptr : mfu_slots.data(),
                               block_records ? block_records : kParallelBlock);
-  Walker tail(plan, rec, nullptr);
+  // The events after the last record add to the sums directly, as a walk in one block does.
+  Walker tail(plan, rec, nullptr, std::move(b));
   tail.place_events_before(rec.time.size(), clock.use ? clock.tail : 0.0, kTailGap);
-  add_block(b, tail.take());
+  b = tail.take();
   Totals& t = b.t;
   for (std::size_t p = 0; p < kPartCount; ++p) {
     const PartInfo& info = part_info(static_cast<Part>(p));
