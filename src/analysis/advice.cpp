@@ -86,7 +86,7 @@ void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const
   a.steps_lost = st.steps_lost;
   a.outlier_records = st.outliers;
   a.step_time = st.step_time;
-  a.record_flags = rec.flags;
+  a.record_flags.assign(rec.flags.begin(), rec.flags.end());
   const std::size_t n = rec.time.size();
   steady_samples(run, work, rec, a);
   // Series for charts: at most ~2000 points, keeping each block's slowest record.

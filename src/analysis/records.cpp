@@ -74,14 +74,16 @@ void read_part(const Run& run, std::size_t lo, std::size_t hi, Records& rec, Rea
   for_each_record_in(T, lo, hi, [&](std::size_t i, const Iteration& raw) {
     invalid.clear();
     const Iteration it = validated(raw, &invalid);
+    // Every entry is written here: the arrays are not initialized (PerRecord).
     rec.count[i] = it.count;
-    if (known(it.time_s)) {
-      rec.time[i] = it.time_s;
+    rec.time[i] = it.time_s;
+    std::uint8_t flags = 0;
+    if (known(it.time_s))
       ++part.timed;
-    } else {
-      rec.flags[i] |= kRecordUntimed;
-    }
-    if (i == 0 || it.step < prev_step) rec.flags[i] |= kRecordSegmentStart;
+    else
+      flags |= kRecordUntimed;
+    if (i == 0 || it.step < prev_step) flags |= kRecordSegmentStart;
+    rec.flags[i] = flags;
     prev_step = it.step;
     if (invalid.empty()) return;
     if (++part.invalid_records > kMaxFieldWarnings) return;
@@ -100,9 +102,9 @@ Records read_records(const Run& run, unsigned threads) {
   const std::size_t n = run.iterations.size();
   Records rec;
   rec.threads = std::max(1u, threads);
-  rec.time.assign(n, kUnknown);
-  rec.count.assign(n, 1);
-  rec.flags.assign(n, 0);
+  rec.time.resize(n);
+  rec.count.resize(n);
+  rec.flags.resize(n);
   // Each part writes its own records' entries; what else it found is merged in record order.
   const std::vector<PartRange> parts = parts_of(n, rec.threads);
   std::vector<ReadPart> found(parts.size());

@@ -12,8 +12,11 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "analysis/resolve.hpp"
@@ -60,12 +63,38 @@ void for_each_validated(const IterationTable& T, F&& f, bool work_only = false) 
   return known(v) && std::isfinite(v) && v >= 0;
 }
 
+/// An allocator whose construction without a value leaves an element of a trivial type
+/// uninitialized: a vector resized to n writes nothing, so the pages are first touched (and
+/// zeroed by the kernel) by the pass that fills them, on each part's own thread.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  explicit UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    static_assert(std::is_trivially_default_constructible_v<U>);
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+/// A per-record array every element of which its pass writes (see UninitializedAllocator).
+template <class T>
+using PerRecord = std::vector<T, UninitializedAllocator<T>>;
+
 /// Per-record values every later stage needs, indexed like run.iterations.
 struct Records {
-  std::vector<double> time;          ///< per-iteration seconds; NaN when untimed or outlier
-  std::vector<std::uint32_t> count;  ///< iterations the record covers
-  std::vector<std::uint8_t> flags;   ///< RecordFlag bits
-  std::size_t timed = 0;             ///< records with a valid time
+  PerRecord<double> time;          ///< per-iteration seconds; NaN when untimed or outlier
+  PerRecord<std::uint32_t> count;  ///< iterations the record covers
+  PerRecord<std::uint8_t> flags;   ///< RecordFlag bits
+  std::size_t timed = 0;           ///< records with a valid time
   /// The iterations every record covers when they all cover as many (the usual case: order
   /// statistics then select plain values), else NaN.
   double uniform_count = kUnknown;
