@@ -95,15 +95,16 @@ std::string random_event(std::mt19937_64& rng) {
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
   const char* keys[] = {"ph",          "cat",  "name",        "ts",  "dur", "pid",  "tid",
                         "correlation", "args", "External id", "phx", "xts", "flops"};
-  const char* strings[] = {"X",
-                           "kernel",
-                           "",
-                           "ncclKernel_AllReduce",
-                           "a \\\"quoted\\\" name",
-                           "back\\\\slash",
-                           "{\\\"ts\\\": 1}",
-                           "ProfilerStep#4",
-                           "cpu_op"};
+  const char* strings[] = {"X", "kernel", "", "ncclKernel_AllReduce", "a \\\"quoted\\\" name",
+                           "back\\\\slash", "{\\\"ts\\\": 1}", "ProfilerStep#4", "cpu_op",
+                           // Long strings (a kernel's name is 100 bytes and more) with escaped
+                           // quotes and runs of backslashes past the first 24 bytes, where the
+                           // reader switches from a byte loop to memchr.
+                           "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_kernel",
+                           "void at::native::elementwise_kernel<128, 4, \\\"lambda\\\">(int)",
+                           "0123456789012345678901234\\\\\\\\\", \"ts\": 5, \"x\": \"",
+                           "0123456789012345678901\\\\", "01234567890123456789012\\\"\\\\",
+                           "0123456789012345678901234567\\\\\\\\\\\"tail"};
   const char* numbers[] = {"0", "12", "4458676983543.183", "-1", "1e3", "68.0"};
   const char* spaces[] = {"", " ", "  ", "\n", "\t ", "\f", "\v\r"};
   std::string ev = "{";
@@ -116,9 +117,9 @@ std::string random_event(std::mt19937_64& rng) {
     ev.append(1, ':').append(spaces[pick(7)]);
     if (key == "args") {
       ev.append("{\"correlation\": ").append(numbers[pick(6)]).append(", \"flops\": 7, \"ts\": \"");
-      ev.append(strings[pick(9)]).append("\"}");
+      ev.append(strings[pick(15)]).append("\"}");
     } else if (pick(2) == 0) {
-      ev.append(1, '"').append(strings[pick(9)]).append(1, '"');
+      ev.append(1, '"').append(strings[pick(15)]).append(1, '"');
     } else {
       ev += numbers[pick(6)];
     }
