@@ -31,6 +31,17 @@ struct Variant {
   unsigned seed = 0;
 };
 
+/// Seeds 1-4: with and without a clock, records of 1 and of 10 iterations, FLOPs in the
+/// records or as an input.
+Variant variant(unsigned seed) {
+  Variant v;
+  v.seed = seed;
+  v.timestamps = seed % 2 == 0;
+  v.multi_count = seed >= 3;
+  v.flops_in_records = seed % 2 == 1;
+  return v;
+}
+
 /// A record near one of the cuts of 2 or 3 threads (block 1, 2 or 3 starts there).
 bool near_cut(std::size_t i) {
   const std::size_t d = i % kBlock;
@@ -120,11 +131,7 @@ std::string first_difference(const std::string& a, const std::string& b) {
 
 TEST(ParallelAnalysis, ThreadsGiveTheOneThreadReportBitForBit) {
   for (unsigned seed = 1; seed <= 4; ++seed) {
-    Variant v;
-    v.seed = seed;
-    v.timestamps = seed % 2 == 0;
-    v.multi_count = seed >= 3;
-    v.flops_in_records = seed % 2 == 1;
+    const Variant v = variant(seed);
     const mfu::Run run = generate(v);
     const std::string one = report(run, 1, v);
     // The run is what it should test: restarts, outliers, stalls, warnings were found.
@@ -154,11 +161,7 @@ void expect_close(double blocked, double walked, const char* what) {
 TEST(ParallelAnalysis, BlocksAddUpToTheWalkInOneBlock) {
   using namespace detail;
   for (unsigned seed = 1; seed <= 4; ++seed) {
-    Variant v;
-    v.seed = seed;
-    v.timestamps = seed % 2 == 0;
-    v.multi_count = seed >= 3;
-    v.flops_in_records = seed % 2 == 1;
+    const Variant v = variant(seed);
     const mfu::Run run = generate(v);
     const AnalyzeOptions o = options(2, v);
     const Resolved r = resolve_inputs(run, o, GpuDatabase::builtin());
