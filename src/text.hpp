@@ -2,6 +2,7 @@
 // Small string helpers shared by the parsers: no allocation unless a copy is asked for.
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -11,12 +12,34 @@
 #include <string_view>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace mfu::detail {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 [[nodiscard]] inline bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+/// The offset of the first '"' or '\\' among the n bytes at p (n when there is none): where a
+/// JSON string's plain characters end. 16 bytes a step with SSE2 (every x86-64 has it; a
+/// trace's kernel names and keys are most of its bytes), never reading past p + n.
+[[nodiscard]] inline std::size_t quote_or_backslash(const char* p, std::size_t n) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const int hit =
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, backslash)));
+    if (hit != 0) return i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(hit)));
+  }
+#endif
+  while (i < n && p[i] != '"' && p[i] != '\\') ++i;
+  return i;
 }
 
 [[nodiscard]] inline std::string_view trim(std::string_view s) {

@@ -34,23 +34,13 @@ std::string_view* slot_for(std::string_view key, EventFields& f) {
 /// The closing quote of the string whose characters start at `i` (a backslash escapes the
 /// character after it), or ev.size() when it is not closed.
 std::size_t string_end(std::string_view ev, std::size_t i) {
-  const std::size_t n = ev.size(), start = i;
-  // A byte loop for the first bytes: most strings are short keys, where a memchr call costs
-  // more than it saves. Past them (a kernel's name: 100 bytes and more) memchr finds each
-  // quote; a quote is escaped when an odd run of backslashes stands before it in the string.
-  constexpr std::size_t kShort = 24;
-  const std::size_t stop = std::min(n, i + kShort);
-  while (i < stop && ev[i] != '"') i += ev[i] == '\\' ? 2 : 1;
-  if (i >= n) return n;
-  if (ev[i] == '"') return i;
-  while (true) {
-    const auto* q = static_cast<const char*>(std::memchr(ev.data() + i, '"', n - i));
-    if (q == nullptr) return n;
-    const auto at = static_cast<std::size_t>(q - ev.data());
-    std::size_t run = 0;
-    while (at - run > start && ev[at - run - 1] == '\\') ++run;
-    if (run % 2 == 0) return at;
-    i = at + 1;
+  const std::size_t n = ev.size();
+  for (;;) {
+    if (i >= n) return n;
+    i += quote_or_backslash(ev.data() + i, n - i);
+    if (i >= n) return n;
+    if (ev[i] == '"') return i;
+    i += 2;
   }
 }
 

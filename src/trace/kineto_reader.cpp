@@ -66,9 +66,8 @@ class Scanner {
         continue;
       }
       if (in_string) {
-        // To the next quote or backslash (strings are mostly short keys: a byte loop beats
-        // two memchr calls per string).
-        while (i < buf_.size() && buf_[i] != '"' && buf_[i] != '\\') ++i;
+        // To the next quote or backslash.
+        i += quote_or_backslash(buf_.data() + i, buf_.size() - i);
         if (i >= buf_.size()) continue;
         if (buf_[i] == '\\') {
           i += 2;

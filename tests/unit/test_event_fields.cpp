@@ -6,13 +6,16 @@
 // escapes, spaces and empty values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "test_util.hpp"
+#include "text.hpp"
 #include "trace/event_fields.hpp"
 
 namespace mfu::detail {
@@ -145,3 +148,26 @@ TEST(EventFields, TheComparisonSeesAWrongOccurrence) {
 
 }  // namespace
 }  // namespace mfu::detail
+
+// The 16-byte scan against a byte loop: a quote or a backslash at every position of strings
+// of every length up to 48 (three steps and a tail), with other bytes of every value around
+// it, and a string of neither; the scan never looks past the bytes it is given (the copies
+// here end exactly there, so ASan sees any read beyond).
+TEST(EventFields, QuoteOrBackslashMatchesAByteLoop) {
+  for (std::size_t n = 0; n <= 48; ++n) {
+    for (std::size_t at = 0; at <= n; ++at) {
+      for (const char c : {'"', '\\', 'x'}) {
+        std::string s(n, 'a');
+        for (std::size_t k = 0; k < n; ++k)
+          s[k] = static_cast<char>(k * 37 % 256 == '"' || k * 37 % 256 == '\\' ? 'b' : k * 37);
+        if (at < n) s[at] = c;
+        const auto heap = std::make_unique<char[]>(n);
+        std::copy(s.begin(), s.end(), heap.get());
+        std::size_t want = 0;
+        while (want < n && s[want] != '"' && s[want] != '\\') ++want;
+        EXPECT_EQ(mfu::detail::quote_or_backslash(heap.get(), n), want)
+            << "n " << n << " at " << at << " char " << c;
+      }
+    }
+  }
+}
