@@ -101,8 +101,8 @@ std::string random_event(std::mt19937_64& rng) {
   const char* strings[] = {"X", "kernel", "", "ncclKernel_AllReduce", "a \\\"quoted\\\" name",
                            "back\\\\slash", "{\\\"ts\\\": 1}", "ProfilerStep#4", "cpu_op",
                            // Long strings (a kernel's name is 100 bytes and more) with escaped
-                           // quotes and runs of backslashes past the first 24 bytes, where the
-                           // reader switches from a byte loop to memchr.
+                           // quotes and runs of backslashes past the first 16 and 32 bytes,
+                           // where the reader's scan takes its next 16-byte step.
                            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_kernel",
                            "void at::native::elementwise_kernel<128, 4, \\\"lambda\\\">(int)",
                            "0123456789012345678901234\\\\\\\\\", \"ts\": 5, \"x\": \"",
