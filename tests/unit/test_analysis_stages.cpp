@@ -306,68 +306,53 @@ TEST(Stages, EventsFillTheGapThenTheSlowRecordOnce) {
 namespace mfu::detail {
 namespace {
 
-TEST(Stages, EventsArePlacedWhateverTheOrderOfTheTable) {
-  // Two files whose records sit in the table in the other order than their lines: record A
-  // (file 1) first, then B (file 0). A 5 s save precedes B in file 0 and a 3 s one precedes A
-  // in file 1. Both lie outside steps: wall = 1 + 1 + 5 + 3 = 10 s.
+/// Two files whose records sit in the table in the other order than their lines: record A
+/// (file 1, line 2) first, then B (file 0, line 2), each 1 s unless `b_time` says otherwise.
+mfu::Run two_files_out_of_line_order(std::int64_t a_step, std::int64_t b_step, double b_time) {
   mfu::Run run;
   run.inputs = {"rank0.log", "rank1.log"};
   Iteration a;
-  a.step = 1;
+  a.step = a_step;
   a.time_s = 1;
   a.file = 1;
   a.line = 2;
   Iteration b = a;
-  b.step = 2;
+  b.step = b_step;
+  b.time_s = b_time;
   b.file = 0;
   run.iterations.push_back(a);
   run.iterations.push_back(b);
-  Event e0;
-  e0.kind = EventKind::kCheckpointSave;
-  e0.step = 1;
-  e0.duration_s = 5;
-  e0.file = 0;
-  e0.line = 1;
-  Event e1 = e0;
-  e1.duration_s = 3;
-  e1.file = 1;
-  run.events = {e0, e1};
+  return run;
+}
+
+/// A checkpoint save of `seconds` printed at line 1 of `file`, at step 1.
+Event save_at_line_1(std::uint16_t file, double seconds) {
+  Event e;
+  e.kind = EventKind::kCheckpointSave;
+  e.step = 1;
+  e.duration_s = seconds;
+  e.file = file;
+  e.line = 1;
+  return e;
+}
+
+TEST(Stages, EventsArePlacedWhateverTheOrderOfTheTable) {
+  // A (step 1) then B (step 2). A 5 s save precedes B in file 0 and a 3 s one precedes A in
+  // file 1. Both lie outside steps: wall = 1 + 1 + 5 + 3 = 10 s.
+  mfu::Run run = two_files_out_of_line_order(1, 2, 1);
+  run.events = {save_at_line_1(0, 5), save_at_line_1(1, 3)};
   const Analysis an = analyze(run, AnalyzeOptions{});
   EXPECT_DOUBLE_EQ(an.wall_time_s, 10.0);
   EXPECT_DOUBLE_EQ(an.bucket(BucketId::kCheckpoint)->seconds, 8.0);
 }
 
-}  // namespace
-}  // namespace mfu::detail
-
-namespace mfu::detail {
-namespace {
-
 TEST(Stages, EventsFindTheirHostWhenTheTableIsOutOfLineOrder) {
-  // The table holds A (file 1, step 2) before B (file 0, step 1), the other order than their
-  // lines. A 3 s save printed in file 0 before B, at step 1, sits in B's excess: B took 5 s
-  // against a 1 s pace, 4 s over. (Walking the table's order instead of the lines' would see A
-  // next, which does not cover step 1, and leave the save outside every record.)
-  mfu::Run run;
-  run.inputs = {"rank0.log", "rank1.log"};
-  Iteration a;
-  a.step = 2;
-  a.time_s = 1;
-  a.file = 1;
-  a.line = 2;
-  Iteration b = a;
-  b.step = 1;
-  b.time_s = 5;
-  b.file = 0;
-  run.iterations.push_back(a);
-  run.iterations.push_back(b);
-  Event e;
-  e.kind = EventKind::kCheckpointSave;
-  e.step = 1;
-  e.duration_s = 3;
-  e.file = 0;
-  e.line = 1;
-  run.events = {e};
+  // A (step 2) then B (step 1). A 3 s save printed in file 0 before B, at step 1, sits in B's
+  // excess: B took 5 s against a 1 s pace, 4 s over. (Walking the table's order instead of
+  // the lines' would see A next, which does not cover step 1, and leave the save outside
+  // every record.)
+  mfu::Run run = two_files_out_of_line_order(2, 1, 5);
+  run.events = {save_at_line_1(0, 3)};
   Records rec = read_records(run);
   Steady st;
   st.median = 1;
