@@ -76,31 +76,64 @@ struct Segment {
 
   Iteration read(std::size_t i) const {
     Iteration it;
-    read_block(i, 1, &it);
+    read_block(i, 1, &it, RecordFields::kAll);
     return it;
   }
 
-  void read_work(std::size_t first, std::size_t m, Iteration* out) const {
-    count.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].count = v; });
-    tokens.read(first, m, [out](std::size_t k, double v) { out[k].tokens = v; });
-    samples.read(first, m, [out](std::size_t k, double v) { out[k].samples = v; });
-    model_flops.read(first, m, [out](std::size_t k, double v) { out[k].model_flops = v; });
-    reported_flops.read(first, m,
-                        [out](std::size_t k, double v) { out[k].reported_flops_per_gpu = v; });
-    reported_mfu.read(first, m, [out](std::size_t k, float v) { out[k].reported_mfu = v; });
-  }
-
-  void read_block(std::size_t first, std::size_t m, Iteration* out) const {
-    read_work(first, m, out);
-    step.read(first, m, [out](std::size_t k, std::int64_t v) { out[k].step = v; });
-    line.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].line = v; });
-    rank.read(first, m, [out](std::size_t k, std::int32_t v) { out[k].rank = v; });
-    file.read(first, m, [out](std::size_t k, std::uint16_t v) { out[k].file = v; });
-    timestamp.read(first, m, [out](std::size_t k, double v) { out[k].timestamp_s = v; });
-    time.read(first, m, [out](std::size_t k, double v) { out[k].time_s = v; });
-    loss.read(first, m, [out](std::size_t k, float v) { out[k].loss = v; });
+  /// The columns of `fields`, records [first, first + m), into out[0..m).
+  void read_block(std::size_t first, std::size_t m, Iteration* out, RecordFields fields) const {
+    const auto wanted = [fields](RecordFields f) { return any_of(fields, f); };
+    if (wanted(RecordFields::kCount))
+      count.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].count = v; });
+    if (wanted(RecordFields::kTokens))
+      tokens.read(first, m, [out](std::size_t k, double v) { out[k].tokens = v; });
+    if (wanted(RecordFields::kSamples))
+      samples.read(first, m, [out](std::size_t k, double v) { out[k].samples = v; });
+    if (wanted(RecordFields::kModelFlops))
+      model_flops.read(first, m, [out](std::size_t k, double v) { out[k].model_flops = v; });
+    if (wanted(RecordFields::kReportedFlops))
+      reported_flops.read(first, m,
+                          [out](std::size_t k, double v) { out[k].reported_flops_per_gpu = v; });
+    if (wanted(RecordFields::kReportedMfu))
+      reported_mfu.read(first, m, [out](std::size_t k, float v) { out[k].reported_mfu = v; });
+    if (wanted(RecordFields::kStep))
+      step.read(first, m, [out](std::size_t k, std::int64_t v) { out[k].step = v; });
+    if (wanted(RecordFields::kLine))
+      line.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].line = v; });
+    if (wanted(RecordFields::kRank))
+      rank.read(first, m, [out](std::size_t k, std::int32_t v) { out[k].rank = v; });
+    if (wanted(RecordFields::kFile))
+      file.read(first, m, [out](std::size_t k, std::uint16_t v) { out[k].file = v; });
+    if (wanted(RecordFields::kTimestamp))
+      timestamp.read(first, m, [out](std::size_t k, double v) { out[k].timestamp_s = v; });
+    if (wanted(RecordFields::kTime))
+      time.read(first, m, [out](std::size_t k, double v) { out[k].time_s = v; });
+    if (wanted(RecordFields::kLoss))
+      loss.read(first, m, [out](std::size_t k, float v) { out[k].loss = v; });
+    if (!wanted(RecordFields::kPhases)) return;
     for (std::size_t p = 0; p < kPhaseCount; ++p)
       phase[p].read(first, m, [out, p](std::size_t k, double v) { out[k].phase[p] = v; });
+  }
+
+  /// Whether any of `fields` was given a value (its column holds one).
+  [[nodiscard]] bool may_hold(RecordFields fields) const {
+    const auto in = [fields](RecordFields f) { return any_of(fields, f); };
+    bool phases = false;
+    for (const auto& p : phase) phases = phases || p.active();
+    return (in(RecordFields::kStep) && step.active()) ||
+           (in(RecordFields::kCount) && count.active()) ||
+           (in(RecordFields::kLine) && line.active()) ||
+           (in(RecordFields::kRank) && rank.active()) ||
+           (in(RecordFields::kFile) && file.active()) ||
+           (in(RecordFields::kTimestamp) && timestamp.active()) ||
+           (in(RecordFields::kTime) && time.active()) ||
+           (in(RecordFields::kTokens) && tokens.active()) ||
+           (in(RecordFields::kSamples) && samples.active()) ||
+           (in(RecordFields::kLoss) && loss.active()) ||
+           (in(RecordFields::kModelFlops) && model_flops.active()) ||
+           (in(RecordFields::kReportedFlops) && reported_flops.active()) ||
+           (in(RecordFields::kReportedMfu) && reported_mfu.active()) ||
+           (in(RecordFields::kPhases) && phases);
   }
 
   std::size_t bytes() const {
@@ -193,9 +226,9 @@ bool IterationTable::has_phase(Phase p) const {
   });
 }
 
-bool IterationTable::has_model_flops() const {
+bool IterationTable::may_hold(RecordFields fields) const {
   return std::any_of(impl_->segments.begin(), impl_->segments.end(),
-                     [](const Segment& s) { return s.model_flops.active(); });
+                     [fields](const Segment& s) { return s.may_hold(fields); });
 }
 
 IterationTable::IterationTable() : impl_(std::make_unique<Impl>()) {}
@@ -225,18 +258,28 @@ void IterationTable::set(std::size_t i, const Iteration& it) {
   impl_->segments[k].write(l, it);
 }
 
+void IterationTable::set_count(std::size_t i, std::uint32_t count) {
+  if (i >= impl_->n) return;
+  const auto [k, l] = impl_->locate(i);
+  Segment::store(impl_->segments[k].count, l, count, std::uint32_t{1});
+}
+
+void IterationTable::set_time(std::size_t i, double time_s) {
+  if (i >= impl_->n) return;
+  const auto [k, l] = impl_->locate(i);
+  Segment::store(impl_->segments[k].time, l, time_s, kUnknown);
+}
+
 Iteration IterationTable::operator[](std::size_t i) const {
   return impl_->field(i, [](const Segment& s, std::size_t l) { return s.read(l); });
 }
 
-void IterationTable::read(std::size_t first, std::size_t n, Iteration* out, bool work_only) const {
+void IterationTable::read(std::size_t first, std::size_t n, Iteration* out,
+                          RecordFields fields) const {
   if (first > impl_->n || n > impl_->n - first)
     throw InternalError("IterationTable::read past the last record");
   impl_->for_range(first, n, [&](const Segment& s, std::size_t l, std::size_t m, std::size_t at) {
-    if (work_only)
-      s.read_work(l, m, out + at);
-    else
-      s.read_block(l, m, out + at);
+    s.read_block(l, m, out + at, fields);
   });
 }
 

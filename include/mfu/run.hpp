@@ -66,6 +66,35 @@ struct Iteration {
   [[nodiscard]] double at(Phase p) const { return phase[static_cast<std::size_t>(p)]; }
 };
 
+/// A set of an Iteration's fields: those a pass over the records reads (IterationTable::read
+/// reads only their columns), or those asked about.
+enum class RecordFields : std::uint32_t {
+  kStep = 1u << 0,
+  kCount = 1u << 1,
+  kLine = 1u << 2,
+  kRank = 1u << 3,
+  kFile = 1u << 4,
+  kTimestamp = 1u << 5,
+  kTime = 1u << 6,
+  kTokens = 1u << 7,
+  kSamples = 1u << 8,
+  kLoss = 1u << 9,
+  kModelFlops = 1u << 10,
+  kReportedFlops = 1u << 11,
+  kReportedMfu = 1u << 12,
+  kPhases = 1u << 13,  ///< every phase timer
+  /// What a record's work is counted from.
+  kWork = kCount | kTokens | kSamples | kModelFlops | kReportedFlops | kReportedMfu,
+  kAll = (1u << 14) - 1,
+};
+[[nodiscard]] constexpr RecordFields operator|(RecordFields a, RecordFields b) {
+  return static_cast<RecordFields>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
+}
+/// Whether `set` holds any of `fields`.
+[[nodiscard]] constexpr bool any_of(RecordFields set, RecordFields fields) {
+  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(fields)) != 0;
+}
+
 /// Column-wise store of Iteration records. Columns that no record uses take no memory.
 class IterationTable {
  public:
@@ -78,12 +107,16 @@ class IterationTable {
 
   void push_back(const Iteration& it);
   void set(std::size_t i, const Iteration& it);
+  /// Record i's iteration count and step time alone (cheaper than set() in a pass that derives
+  /// them).
+  void set_count(std::size_t i, std::uint32_t count);
+  void set_time(std::size_t i, double time_s);
   [[nodiscard]] Iteration operator[](std::size_t i) const;
   /// Records [first, first + n) into out[0..n), read a column at a time: what a pass over
-  /// many records uses (several times cheaper than operator[] per record).
-  /// With `work_only`, only what a record's work is counted from (count, tokens, samples, model
-  /// FLOPs, the printed FLOP/s and MFU) is read; out's other fields keep their values.
-  void read(std::size_t first, std::size_t n, Iteration* out, bool work_only = false) const;
+  /// many records uses (several times cheaper than operator[] per record). Only the columns
+  /// of `fields` are read; out's other fields keep their values.
+  void read(std::size_t first, std::size_t n, Iteration* out,
+            RecordFields fields = RecordFields::kAll) const;
   /// One phase timer of records [first, first + n) into out[0..n), NaN where unknown.
   void read(Phase p, std::size_t first, std::size_t n, double* out) const;
   /// The step of record i alone (cheaper than the whole record).
@@ -98,8 +131,10 @@ class IterationTable {
   /// One phase timer of record i alone, and whether any record has that timer.
   [[nodiscard]] double phase(std::size_t i, Phase p) const;
   [[nodiscard]] bool has_phase(Phase p) const;
-  /// Whether any record holds model FLOPs (a value other than unknown).
-  [[nodiscard]] bool has_model_flops() const;
+  /// Whether any record was given a value of any of `fields` other than its unknown (NaN,
+  /// count 1, rank -1, ...). False means no record holds one; true, that one may (a value can
+  /// be set back to unknown): a pass looking for one can skip the fields where it is false.
+  [[nodiscard]] bool may_hold(RecordFields fields) const;
   [[nodiscard]] Iteration back() const { return (*this)[size() - 1]; }
   void pop_back();
   /// Moves all records of `other` to the end of this table (`other` is left empty).
@@ -122,23 +157,22 @@ inline constexpr std::size_t kRecordBlock = 512;
 /// Calls f(i, record) for every record i of [lo, hi) of `t` in order (f may change its copy),
 /// reading blocks of records a column at a time: a pass over every record that read each one
 /// by operator[] spent most of its time there.
-/// `work_only` reads only the fields of IterationTable::read's work_only (the others are
-/// unknown).
+/// Only `fields` are read (the others are unknown).
 template <class F>
 void for_each_record_in(const IterationTable& t, std::size_t lo, std::size_t hi, F&& f,
-                        bool work_only = false) {
+                        RecordFields fields = RecordFields::kAll) {
   std::vector<Iteration> block(std::min(kRecordBlock, hi - lo));
   for (std::size_t first = lo; first < hi; first += kRecordBlock) {
     const std::size_t n = std::min(kRecordBlock, hi - first);
-    t.read(first, n, block.data(), work_only);
+    t.read(first, n, block.data(), fields);
     for (std::size_t k = 0; k < n; ++k) f(first + k, block[k]);
   }
 }
 
 /// for_each_record_in over every record.
 template <class F>
-void for_each_record(const IterationTable& t, F&& f, bool work_only = false) {
-  for_each_record_in(t, 0, t.size(), f, work_only);
+void for_each_record(const IterationTable& t, F&& f, RecordFields fields = RecordFields::kAll) {
+  for_each_record_in(t, 0, t.size(), f, fields);
 }
 
 enum class EventKind {

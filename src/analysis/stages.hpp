@@ -38,20 +38,20 @@ void validate(Iteration& it, std::vector<const char*>* invalid = nullptr);
 /// for_each_record_in with validated records.
 template <class F>
 void for_each_validated_in(const IterationTable& T, std::size_t lo, std::size_t hi, F&& f,
-                           bool work_only = false) {
+                           RecordFields fields = RecordFields::kAll) {
   for_each_record_in(
       T, lo, hi,
       [&f](std::size_t i, Iteration& it) {
         validate(it);
         f(i, static_cast<const Iteration&>(it));
       },
-      work_only);
+      fields);
 }
 
 /// for_each_record with validated records.
 template <class F>
-void for_each_validated(const IterationTable& T, F&& f, bool work_only = false) {
-  for_each_validated_in(T, 0, T.size(), f, work_only);
+void for_each_validated(const IterationTable& T, F&& f, RecordFields fields = RecordFields::kAll) {
+  for_each_validated_in(T, 0, T.size(), f, fields);
 }
 
 /// A time, count of work or rate validated() keeps: finite and above zero.

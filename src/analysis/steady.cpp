@@ -92,7 +92,7 @@ void mark_outliers_in(const Run& run, const Resolved& r, const WorkPlan& work, d
         rec.time[i] = kUnknown;
         if (++part.outliers <= kOutlierLines) part.first_lines.push_back(record_location(run, i));
       },
-      true);  // the work fields alone
+      RecordFields::kWork);
 }
 
 /// Leaves out the impossible records, judged against `median`, the median step of the records

@@ -32,7 +32,7 @@ double own_flops(const WorkPlan& w, const Iteration& it, double t) {
 
 bool log_counts_flops(const Run& run) {
   // (Without the column no record need be looked at: each look finds the record's segment.)
-  if (!run.iterations.has_model_flops()) return false;
+  if (!run.iterations.may_hold(RecordFields::kModelFlops)) return false;
   for (std::size_t i = 0; i < run.iterations.size(); ++i)
     if (valid_positive(run.iterations.model_flops(i))) return true;
   return false;
@@ -48,7 +48,7 @@ bool framework_count_usable(const Run& run, const Resolved& r, const Records& re
         sum += it.reported_flops_per_gpu * rec.time[i] * rec.count[i];
         tsum += rec.time[i] * rec.count[i];
       },
-      true);  // the work fields alone
+      RecordFields::kWork);
   return tsum > 0 && (!known(r.peak) || sum / tsum <= r.peak);
 }
 
@@ -67,7 +67,7 @@ WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, 
           s.reported = s.reported || known(it.reported_flops_per_gpu);
           s.tokens = s.tokens || known(w.tokens(it));
         },
-        true);  // the work fields alone
+        RecordFields::kWork);
   });
   bool any_log_flops = false, any_reported = false, any_tokens = known(r.tokens_default);
   for (const Seen& s : seen) {
@@ -102,7 +102,7 @@ std::map<double, double> flops_by_tokens(const Run& run, const Records& rec, con
         }
         if (found->second.size() < kMaxValues) found->second.push_back(f);
       },
-      true);  // the work fields alone
+      RecordFields::kWork);
   std::map<double, double> out;
   for (auto& [tok, v] : values) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());

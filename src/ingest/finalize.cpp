@@ -94,6 +94,10 @@ struct Counted {
   std::uint32_t jump_line = 0;
 };
 
+/// The fields count_iterations reads.
+constexpr RecordFields kCounted = RecordFields::kStep | RecordFields::kCount | RecordFields::kLine |
+                                  RecordFields::kTime | RecordFields::kTimestamp;
+
 /// Sets each record's iteration count (from the step counter when the parser did not know
 /// it) and its step time from the timestamps when the log prints none; segments start at
 /// `seg_start` (one per job incarnation).
@@ -108,50 +112,54 @@ Counted count_iterations(IterationTable& t, const std::vector<std::size_t>& seg_
   std::size_t s = 0, b = 0, e = n;  // the segment [b, e) of record i
   double prev_ts = kUnknown;
   std::int64_t prev_step = 0;
-  for_each_record(t, [&](std::size_t i, Iteration& it) {
-    while (s + 1 < seg_start.size() && i >= seg_start[s + 1]) ++s;
-    if (i == seg_start[s]) {
-      b = i;
-      e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
-      prev_ts = kUnknown;
-    }
-    const Iteration before = it;
-    if (it.count > 1) {
-      // The parser knew how many iterations the record stands for (an averaged summary).
-    } else if (single_iteration_records) {
-      // One record, one iteration: a jump in the step counter is records that are missing.
-      if (i > b && it.step - prev_step > 1) {
-        const std::int64_t gap = it.step - prev_step - 1;
-        if (jumps == 0 || gap > jump_to - jump_from - 1) {
-          jump_from = prev_step;
-          jump_to = it.step;
-          jump_line = it.line;
+  for_each_record(
+      t,
+      [&](std::size_t i, Iteration& it) {
+        while (s + 1 < seg_start.size() && i >= seg_start[s + 1]) ++s;
+        if (i == seg_start[s]) {
+          b = i;
+          e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
+          prev_ts = kUnknown;
         }
-        absent += gap;
-        ++jumps;
-      }
-    } else if (i == b) {
-      std::int64_t gap = 1;
-      if (i + 1 < e) gap = std::max<std::int64_t>(1, t.step(i + 1) - it.step);
-      std::int64_t c = s == 0 ? std::clamp<std::int64_t>(it.step, 1, gap) : gap;
-      it.count = static_cast<std::uint32_t>(std::max<std::int64_t>(1, c));
-    } else {
-      const std::int64_t d = it.step - prev_step;
-      it.count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(d, 1, 1 << 30));
-    }
-    prev_step = it.step;
-    if (it.count > 1) multi = true;
-    // Step time from timestamps when the log prints none.
-    if (!known(it.time_s) && i > b && known(it.timestamp_s) && known(prev_ts)) {
-      const double dt = it.timestamp_s - prev_ts;
-      if (dt > 0) it.time_s = dt / it.count;
-    }
-    prev_ts = it.timestamp_s;
-    // Record i was read with its block: writing it back leaves the records still to read alone.
-    if (it.count != before.count ||
-        !(it.time_s == before.time_s || (!known(it.time_s) && !known(before.time_s))))
-      t.set(i, it);
-  });
+        const std::uint32_t count_before = it.count;
+        const double time_before = it.time_s;
+        if (it.count > 1) {
+          // The parser knew how many iterations the record stands for (an averaged summary).
+        } else if (single_iteration_records) {
+          // One record, one iteration: a jump in the step counter is records that are missing.
+          if (i > b && it.step - prev_step > 1) {
+            const std::int64_t gap = it.step - prev_step - 1;
+            if (jumps == 0 || gap > jump_to - jump_from - 1) {
+              jump_from = prev_step;
+              jump_to = it.step;
+              jump_line = it.line;
+            }
+            absent += gap;
+            ++jumps;
+          }
+        } else if (i == b) {
+          std::int64_t gap = 1;
+          if (i + 1 < e) gap = std::max<std::int64_t>(1, t.step(i + 1) - it.step);
+          std::int64_t c = s == 0 ? std::clamp<std::int64_t>(it.step, 1, gap) : gap;
+          it.count = static_cast<std::uint32_t>(std::max<std::int64_t>(1, c));
+        } else {
+          const std::int64_t d = it.step - prev_step;
+          it.count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(d, 1, 1 << 30));
+        }
+        prev_step = it.step;
+        if (it.count > 1) multi = true;
+        // Step time from timestamps when the log prints none.
+        if (!known(it.time_s) && i > b && known(it.timestamp_s) && known(prev_ts)) {
+          const double dt = it.timestamp_s - prev_ts;
+          if (dt > 0) it.time_s = dt / it.count;
+        }
+        prev_ts = it.timestamp_s;
+        // Record i was read with its block: writing it back leaves the records still to read alone.
+        if (it.count != count_before) t.set_count(i, it.count);
+        if (!(it.time_s == time_before || (!known(it.time_s) && !known(time_before))))
+          t.set_time(i, it.time_s);
+      },
+      kCounted);
 
   return out;
 }
@@ -248,15 +256,18 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   }
   // 5. Which fields were recovered: one pass in blocks, stopping once every field has been
   // seen (a phase no record holds is not looked for).
+  // A field no record was given is not looked for either.
   constexpr std::size_t kScalars = 8;
+  static constexpr RecordFields kScalarFields[kScalars] = {
+      RecordFields::kTime,          RecordFields::kTimestamp,  RecordFields::kTokens,
+      RecordFields::kSamples,       RecordFields::kLoss,       RecordFields::kModelFlops,
+      RecordFields::kReportedFlops, RecordFields::kReportedMfu};
   std::array<bool, kScalars + kPhaseCount> seen{};
   std::array<bool, kScalars + kPhaseCount> decided{};
-  std::size_t missing = seen.size();
-  for (std::size_t p = 0; p < kPhaseCount; ++p) {
-    if (t.has_phase(static_cast<Phase>(p))) continue;
-    decided[kScalars + p] = true;
-    --missing;
-  }
+  for (std::size_t k = 0; k < kScalars; ++k) decided[k] = !t.may_hold(kScalarFields[k]);
+  for (std::size_t p = 0; p < kPhaseCount; ++p)
+    decided[kScalars + p] = !t.has_phase(static_cast<Phase>(p));
+  auto missing = static_cast<std::size_t>(std::count(decided.begin(), decided.end(), false));
   std::vector<Iteration> block(std::min(kRecordBlock, n));
   for (std::size_t first = 0; first < n && missing > 0; first += kRecordBlock) {
     const std::size_t m = std::min(kRecordBlock, n - first);

@@ -43,34 +43,101 @@ void expect_same_record(const Iteration& a, const Iteration& b, int trial, std::
     ASSERT_TRUE(same(a.phase[p], b.phase[p])) << trial << " record " << i << " phase " << p;
 }
 
+/// A default record holding only `fields` of `full`: what a read of those fields gives.
+Iteration only(const Iteration& full, RecordFields fields) {
+  const auto in = [fields](RecordFields f) { return any_of(fields, f); };
+  Iteration it;
+  if (in(RecordFields::kStep)) it.step = full.step;
+  if (in(RecordFields::kCount)) it.count = full.count;
+  if (in(RecordFields::kLine)) it.line = full.line;
+  if (in(RecordFields::kRank)) it.rank = full.rank;
+  if (in(RecordFields::kFile)) it.file = full.file;
+  if (in(RecordFields::kTimestamp)) it.timestamp_s = full.timestamp_s;
+  if (in(RecordFields::kTime)) it.time_s = full.time_s;
+  if (in(RecordFields::kTokens)) it.tokens = full.tokens;
+  if (in(RecordFields::kSamples)) it.samples = full.samples;
+  if (in(RecordFields::kLoss)) it.loss = full.loss;
+  if (in(RecordFields::kModelFlops)) it.model_flops = full.model_flops;
+  if (in(RecordFields::kReportedFlops)) it.reported_flops_per_gpu = full.reported_flops_per_gpu;
+  if (in(RecordFields::kReportedMfu)) it.reported_mfu = full.reported_mfu;
+  if (in(RecordFields::kPhases)) it.phase = full.phase;
+  return it;
+}
+
+/// Every field alone, and sets of them that passes read.
+const RecordFields kFieldSets[] = {RecordFields::kStep,
+                                   RecordFields::kCount,
+                                   RecordFields::kLine,
+                                   RecordFields::kRank,
+                                   RecordFields::kFile,
+                                   RecordFields::kTimestamp,
+                                   RecordFields::kTime,
+                                   RecordFields::kTokens,
+                                   RecordFields::kSamples,
+                                   RecordFields::kLoss,
+                                   RecordFields::kModelFlops,
+                                   RecordFields::kReportedFlops,
+                                   RecordFields::kReportedMfu,
+                                   RecordFields::kPhases,
+                                   RecordFields::kWork,
+                                   RecordFields::kStep | RecordFields::kCount |
+                                       RecordFields::kLine | RecordFields::kTime |
+                                       RecordFields::kTimestamp};
+
+/// Whether `it` holds a value of `fields` other than a default record's.
+bool holds(const Iteration& it, RecordFields fields) {
+  const Iteration none;
+  Iteration a = only(it, fields), b = only(none, fields);
+  for (Iteration* r : {&a, &b}) {  // NaN == NaN here
+    for (double* v : {&r->timestamp_s, &r->time_s, &r->tokens, &r->samples, &r->loss,
+                      &r->model_flops, &r->reported_flops_per_gpu, &r->reported_mfu})
+      if (std::isnan(*v)) *v = -12345;
+    for (double& v : r->phase)
+      if (std::isnan(v)) v = -12345;
+  }
+  return a.step != b.step || a.count != b.count || a.line != b.line || a.rank != b.rank ||
+         a.file != b.file || a.timestamp_s != b.timestamp_s || a.time_s != b.time_s ||
+         a.tokens != b.tokens || a.samples != b.samples || a.loss != b.loss ||
+         a.model_flops != b.model_flops || a.reported_flops_per_gpu != b.reported_flops_per_gpu ||
+         a.reported_mfu != b.reported_mfu || a.phase != b.phase;
+}
+
 /// Every record read one at a time, in blocks of uneven sizes (IterationTable::read, which
-/// passes over many records use), and one column at a time equals the reference.
+/// passes over many records use), and one column at a time equals the reference; so do the
+/// reads of some fields alone (the others left as they were: unknown). A field some record
+/// holds is one the table may hold.
 void expect_same(const IterationTable& t, const std::vector<Iteration>& ref, int trial) {
   ASSERT_EQ(t.size(), ref.size()) << trial;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     ASSERT_EQ(t.step(i), ref[i].step) << trial << " record " << i;
     expect_same_record(t[i], ref[i], trial, i);
   }
-  std::vector<Iteration> block(ref.size()), work(ref.size());
+  std::vector<Iteration> block(ref.size());
   std::vector<double> comm(ref.size());
   for (std::size_t first = 0, len = 1; first < ref.size(); first += len, len = len * 3 + 1) {
     len = std::min(len, ref.size() - first);
     t.read(first, len, block.data() + first);
-    t.read(first, len, work.data() + first, true);
     t.read(Phase::kComm, first, len, comm.data() + first);
   }
   for (std::size_t i = 0; i < ref.size(); ++i) {
     expect_same_record(block[i], ref[i], trial, i);
     ASSERT_TRUE(same(comm[i], ref[i].at(Phase::kComm))) << trial << " record " << i;
-    // The work fields alone: those read, the others left as they were (unknown).
-    Iteration w = ref[i];
-    w.step = -1;
-    w.line = 0;
-    w.rank = -1;
-    w.file = 0;
-    w.timestamp_s = w.time_s = w.loss = kUnknown;
-    w.phase.fill(kUnknown);
-    expect_same_record(work[i], w, trial, i);
+  }
+  std::vector<Iteration>& part = block;
+  for (const RecordFields fields : kFieldSets) {
+    std::fill(part.begin(), part.end(), Iteration{});
+    for (std::size_t first = 0, len = 1; first < ref.size(); first += len, len = len * 2 + 1) {
+      len = std::min(len, ref.size() - first);
+      t.read(first, len, part.data() + first, fields);
+    }
+    bool held = false;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      expect_same_record(part[i], only(ref[i], fields), trial, i);
+      held = held || holds(ref[i], fields);
+    }
+    if (held) {
+      ASSERT_TRUE(t.may_hold(fields)) << trial << " fields " << static_cast<int>(fields);
+    }
   }
 }
 
@@ -128,6 +195,13 @@ TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
                                 ? ref.size() - 1 - std::min<std::size_t>(w, ref.size() - 1)
                                 : rng() % ref.size();
       Iteration it = record(i, w % 2 == 0 ? 0.0 : 1.0, rng);
+      if (w % 5 == 4) {  // the count and the time alone (as finalize sets them)
+        t.set_count(i, it.count);
+        t.set_time(i, it.time_s);
+        ref[i].count = it.count;
+        ref[i].time_s = it.time_s;
+        continue;
+      }
       t.set(i, it);
       ref[i] = as_stored(it);
     }
@@ -186,6 +260,36 @@ TEST(IterationTable, TheComparisonSeesOneChangedValue) {
   // loss, FLOPs, comm, whole-second timestamps: 56 B a record as plain columns) cost their one
   // exception, the changed step (16 B).
   EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 4 + 4 + 8) + 16u);
+}
+
+// may_hold is what lets a pass skip a field: false only while no record was given a value.
+TEST(IterationTable, AFieldNoRecordWasGivenIsNotHeld) {
+  IterationTable t;
+  EXPECT_FALSE(t.may_hold(RecordFields::kAll));
+  for (std::int64_t k = 1; k <= 1000; ++k) {
+    Iteration it;
+    it.step = k;
+    it.time_s = 1.25;
+    it.tokens = kUnknown;  // unknown values given are not values
+    it.count = 1;
+    t.push_back(it);
+  }
+  EXPECT_TRUE(t.may_hold(RecordFields::kStep));
+  EXPECT_TRUE(t.may_hold(RecordFields::kTime));
+  EXPECT_TRUE(t.may_hold(RecordFields::kTime | RecordFields::kModelFlops));
+  for (const RecordFields f :
+       {RecordFields::kTokens, RecordFields::kCount, RecordFields::kModelFlops,
+        RecordFields::kPhases, RecordFields::kRank, RecordFields::kWork})
+    EXPECT_FALSE(t.may_hold(f)) << static_cast<int>(f);
+  Iteration later = t[700];
+  later.at(Phase::kData) = 0.5;
+  t.set(700, later);
+  EXPECT_TRUE(t.may_hold(RecordFields::kPhases));
+  t.set_count(3, 4);
+  EXPECT_TRUE(t.may_hold(RecordFields::kCount));
+  EXPECT_EQ(t.count(3), 4u);
+  EXPECT_TRUE(t.may_hold(RecordFields::kWork));  // the count is one of them
+  EXPECT_FALSE(t.may_hold(RecordFields::kTokens));
 }
 
 }  // namespace
