@@ -93,14 +93,17 @@ class Walker {
       : p_(plan), rec_(rec), mfu_slot_(mfu_slots), b_(std::move(so_far)) {}
 
   BlockTotals walk(std::size_t lo, std::size_t hi) {
-    for_each_validated_in(p_.run.iterations, lo, hi, [&](std::size_t i, const Iteration& it) {
-      if (std::isnan(rec_.time[i])) return;
-      const Gap& g = i == p_.first_timed                     ? kStartupGap
-                     : (rec_.flags[i] & kRecordSegmentStart) ? kRestartGap
-                                                             : kBetweenGap;
-      place_events_before(i, p_.clock.use ? p_.clock.gap[i] : 0.0, g);
-      record(i, it);
-    });
+    for_each_validated_in(
+        p_.run.iterations, lo, hi,
+        [&](std::size_t i, const Iteration& it) {
+          if (std::isnan(rec_.time[i])) return;
+          const Gap& g = i == p_.first_timed                     ? kStartupGap
+                         : (rec_.flags[i] & kRecordSegmentStart) ? kRestartGap
+                                                                 : kBetweenGap;
+          place_events_before(i, p_.clock.use ? p_.clock.gap[i] : 0.0, g);
+          record(i, it);
+        },
+        kValidatedFields | RecordFields::kStep | RecordFields::kLine);
     return take();
   }
   BlockTotals take() { return std::move(b_); }

@@ -71,29 +71,32 @@ void read_part(const Run& run, std::size_t lo, std::size_t hi, Records& rec, Rea
   const IterationTable& T = run.iterations;
   std::vector<const char*> invalid;
   std::int64_t prev_step = lo > 0 ? T.step(lo - 1) : 0;
-  for_each_record_in(T, lo, hi, [&](std::size_t i, const Iteration& raw) {
-    invalid.clear();
-    const Iteration it = validated(raw, &invalid);
-    // Every entry is written here: the arrays are not initialized (PerRecord).
-    rec.count[i] = it.count;
-    rec.time[i] = it.time_s;
-    std::uint8_t flags = 0;
-    if (known(it.time_s))
-      ++part.timed;
-    else
-      flags |= kRecordUntimed;
-    if (i == 0 || it.step < prev_step) flags |= kRecordSegmentStart;
-    rec.flags[i] = flags;
-    prev_step = it.step;
-    if (invalid.empty()) return;
-    if (++part.invalid_records > kMaxFieldWarnings) return;
-    std::string names;
-    for (const char* f : invalid) names += (names.empty() ? "" : ", ") + std::string(f);
-    part.warnings.push_back(
-        fmt::format("{}: step {}: {}: not a valid measurement (negative, zero or a 'not measured' "
-                    "sentinel such as -1): treated as unknown",
-                    where(run, raw.file, raw.line), raw.step, names));
-  });
+  for_each_record_in(
+      T, lo, hi,
+      [&](std::size_t i, const Iteration& raw) {
+        invalid.clear();
+        const Iteration it = validated(raw, &invalid);
+        // Every entry is written here: the arrays are not initialized (PerRecord).
+        rec.count[i] = it.count;
+        rec.time[i] = it.time_s;
+        std::uint8_t flags = 0;
+        if (known(it.time_s))
+          ++part.timed;
+        else
+          flags |= kRecordUntimed;
+        if (i == 0 || it.step < prev_step) flags |= kRecordSegmentStart;
+        rec.flags[i] = flags;
+        prev_step = it.step;
+        if (invalid.empty()) return;
+        if (++part.invalid_records > kMaxFieldWarnings) return;
+        std::string names;
+        for (const char* f : invalid) names += (names.empty() ? "" : ", ") + std::string(f);
+        part.warnings.push_back(fmt::format(
+            "{}: step {}: {}: not a valid measurement (negative, zero or a 'not measured' "
+            "sentinel such as -1): treated as unknown",
+            record_location(run, i), raw.step, names));
+      },
+      kValidatedFields | RecordFields::kStep);
 }
 
 }  // namespace

@@ -35,6 +35,10 @@ namespace mfu::detail {
 /// validated() in place.
 void validate(Iteration& it, std::vector<const char*>* invalid = nullptr);
 
+/// The fields validate() checks (each pass reads only the columns it needs).
+inline constexpr RecordFields kValidatedFields =
+    RecordFields::kTime | RecordFields::kWork | RecordFields::kPhases;
+
 /// for_each_record_in with validated records.
 template <class F>
 void for_each_validated_in(const IterationTable& T, std::size_t lo, std::size_t hi, F&& f,
