@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "record_column.hpp"
 
@@ -58,17 +59,32 @@ class DecimalColumn {
 
   [[nodiscard]] std::size_t bytes() const { return digits_.bytes() + doubles_.bytes(); }
 
+  /// The scale k when the column holds its values as digits d (value = d / 10^k): -1 while it
+  /// holds none, nullopt once it holds doubles.
+  [[nodiscard]] std::optional<int> scale() const {
+    return narrow_ ? std::optional<int>(scale_) : std::nullopt;
+  }
+  /// The digits of values [first, first + n) handed to put(k, d) (scale() must have a value);
+  /// a missing value's digits are kMissingDigits. Values compare as their digits do.
+  template <class Put>
+  void read_digits(std::size_t first, std::size_t n, Put&& put) const {
+    digits_.read(first, n, put);
+  }
+  /// What read() gives for digits d at scale k: the very double that was written.
+  [[nodiscard]] static double from_digits(std::int32_t d, int k) {
+    return d == kMissing ? std::numeric_limits<double>::quiet_NaN()
+                         : static_cast<double>(d) / kPow10[k < 0 ? 0 : k];
+  }
+  static constexpr std::int32_t kMissingDigits = std::numeric_limits<std::int32_t>::min();
+
  private:
   /// A missing value (NaN): no decimal is written this way (|d| < 2^31 - 1).
-  static constexpr std::int32_t kMissing = std::numeric_limits<std::int32_t>::min();
+  static constexpr std::int32_t kMissing = kMissingDigits;
   static constexpr int kMaxScale = 9;
   static constexpr double kPow10[kMaxScale + 1] = {1e0, 1e1, 1e2, 1e3, 1e4,
                                                    1e5, 1e6, 1e7, 1e8, 1e9};
 
-  [[nodiscard]] double decode(std::int32_t d) const {
-    return d == kMissing ? std::numeric_limits<double>::quiet_NaN()
-                         : static_cast<double>(d) / kPow10[scale_ < 0 ? 0 : scale_];
-  }
+  [[nodiscard]] double decode(std::int32_t d) const { return from_digits(d, scale_); }
   /// std::llround(x) for |x| < 2^31, inline: the library call was most of a write's cost (five
   /// calls a native record, ~10 ns each). The truncation and the difference are exact there.
   [[nodiscard]] static double nearest_integer(double x) {

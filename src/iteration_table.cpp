@@ -292,6 +292,35 @@ void IterationTable::read(Phase p, std::size_t first, std::size_t n, double* out
   });
 }
 
+std::optional<int> IterationTable::decimal_scale(Phase p) const {
+  int scale = -1;
+  for (const Segment& s : impl_->segments) {
+    const std::optional<int> k = s.phase[static_cast<std::size_t>(p)].scale();
+    if (!k) return std::nullopt;
+    if (*k < 0) continue;  // no timer in this piece: any scale
+    if (scale >= 0 && *k != scale) return std::nullopt;
+    scale = *k;
+  }
+  return scale;
+}
+
+void IterationTable::read_digits(Phase p, int scale, std::size_t first, std::size_t n,
+                                 std::int32_t* out) const {
+  if (first > impl_->n || n > impl_->n - first)
+    throw InternalError("IterationTable::read_digits past the last record");
+  impl_->for_range(first, n, [&](const Segment& s, std::size_t l, std::size_t m, std::size_t at) {
+    const DecimalColumn& c = s.phase[static_cast<std::size_t>(p)];
+    const std::optional<int> k = c.scale();
+    if (!k || (*k >= 0 && *k != scale))
+      throw InternalError("IterationTable::read_digits at another scale than the column's");
+    c.read_digits(l, m, [o = out + at](std::size_t j, std::int32_t d) { o[j] = d; });
+  });
+}
+
+double IterationTable::timer_of_digits(std::int32_t digits, int scale) {
+  return DecimalColumn::from_digits(digits, scale);
+}
+
 void IterationTable::pop_back() {
   if (impl_->n == 0) return;
   Segment& last = impl_->segments.back();

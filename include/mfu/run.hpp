@@ -128,6 +128,15 @@ class IterationTable {
   [[nodiscard]] std::int32_t rank(std::size_t i) const;
   [[nodiscard]] double timestamp(std::size_t i) const;
   [[nodiscard]] double model_flops(std::size_t i) const;
+  /// Phase p's timers as exact decimals, when every piece of the table holds them so: the
+  /// scale k with timer = digits / 10^k for the digits read_digits gives (-1 when no record
+  /// has the timer); nullopt when some are held as doubles (read them with read()).
+  [[nodiscard]] std::optional<int> decimal_scale(Phase p) const;
+  /// The digits of phase p's timers of records [first, first + n) into out[0..n), `scale`
+  /// being decimal_scale(p); a missing timer's are INT32_MIN. Timers compare as their digits
+  /// do, and digits d give the timer d / 10^k exactly as read() does (timer_of_digits).
+  void read_digits(Phase p, int scale, std::size_t first, std::size_t n, std::int32_t* out) const;
+  [[nodiscard]] static double timer_of_digits(std::int32_t digits, int scale);
   /// One phase timer of record i alone, and whether any record has that timer.
   [[nodiscard]] double phase(std::size_t i, Phase p) const;
   [[nodiscard]] bool has_phase(Phase p) const;

@@ -312,4 +312,67 @@ double median_from(const Src& source) {
   return quantiles_from(source.finite(), all.n, all.lo, all.hi, {0.5})[0];
 }
 
+/// The median (by quantiles_from's rule) of the non-negative int32 keys `source` hands out,
+/// as the values `value(key)` gives (increasing in the key: a column's decimal digits and the
+/// timers they stand for); NaN when there are none. Radix selection on the keys themselves:
+/// one pass counts their high 16 bits, a second the low 15 bits within the one or two buckets
+/// that hold the middle ranks. Two passes, exact, nothing collected (median_from's selection
+/// on doubles takes a pass for the range, one to count and one to collect).
+template <class Src, class Value>
+double median_of_keys(const Src& source, Value&& value) {
+  constexpr unsigned kLowBits = 15;
+  constexpr std::size_t kHigh = std::size_t{1} << 16, kLow = std::size_t{1} << kLowBits;
+  const std::vector<PartRange> parts = source.parts();
+  const std::size_t part_count = std::max<std::size_t>(parts.size(), 1);
+  // Pass 1: the high bits, a histogram per part, added.
+  std::vector<std::vector<std::uint32_t>> high(part_count, std::vector<std::uint32_t>(kHigh));
+  run_parts(parts, [&](std::size_t p, std::size_t from, std::size_t to) {
+    std::uint32_t* h = high[p].data();
+    source.read(from, to, [h](std::int32_t key) {
+      if (key >= 0) ++h[static_cast<std::uint32_t>(key) >> kLowBits];
+    });
+  });
+  for (std::size_t p = 1; p < part_count; ++p)
+    for (std::size_t b = 0; b < kHigh; ++b) high[0][b] += high[p][b];
+  std::size_t n = 0;
+  for (std::uint32_t c : high[0]) n += c;
+  if (n == 0) return kUnknown;
+  const QuantilePosition pos = quantile_position(0.5, n);
+  // The high bucket of each wanted rank, and the rank within it.
+  struct Wanted {
+    std::size_t rank, bucket = 0;
+  };
+  std::array<Wanted, 2> want{{{pos.rank}, {std::min(pos.rank + 1, n - 1)}}};
+  for (Wanted& w : want) {
+    while (w.rank >= high[0][w.bucket]) w.rank -= high[0][w.bucket++];
+  }
+  // Pass 2: the low bits within those buckets.
+  std::vector<std::array<std::vector<std::uint32_t>, 2>> low(part_count);
+  run_parts(parts, [&](std::size_t p, std::size_t from, std::size_t to) {
+    for (auto& h : low[p]) h.assign(kLow, 0);
+    std::uint32_t* h0 = low[p][0].data();
+    std::uint32_t* h1 = low[p][1].data();
+    source.read(from, to, [&](std::int32_t key) {
+      if (key < 0) return;
+      const std::uint32_t k = static_cast<std::uint32_t>(key), b = k >> kLowBits;
+      if (b == want[0].bucket) ++h0[k & (kLow - 1)];
+      if (b == want[1].bucket) ++h1[k & (kLow - 1)];
+    });
+  });
+  std::array<double, 2> got{};
+  for (std::size_t j = 0; j < 2; ++j) {
+    std::size_t left = want[j].rank, l = 0;
+    for (;; ++l) {
+      if (l == kLow)  // a source that yields other keys on another pass
+        throw InternalError("median of keys: fewer keys in the bucket than the rank sought");
+      std::size_t c = 0;
+      for (std::size_t p = 0; p < part_count; ++p) c += low[p][j][l];
+      if (left < c) break;
+      left -= c;
+    }
+    got[j] = value(static_cast<std::int32_t>((want[j].bucket << kLowBits) | l));
+  }
+  return pos.fraction == 0 ? got[0] : got[0] + pos.fraction * (got[1] - got[0]);
+}
+
 }  // namespace mfu::detail

@@ -249,6 +249,25 @@ void timer_medians(const Run& run, const Records& rec, Steady& st) {
     st.timer_median[p] = 0.0;
     const auto phase = static_cast<Phase>(p);
     if (!T.has_phase(phase)) continue;
+    if (const std::optional<int> scale = T.decimal_scale(phase);
+        scale && known(rec.uniform_count)) {
+      // Timers held as decimals: selected on their digits (a missing or negative timer has
+      // negative digits, which the selection leaves out as valid_phase does).
+      auto digits = [&](std::size_t lo, std::size_t hi, auto&& f) {
+        std::array<std::int32_t, kRecordBlock> block;
+        for (std::size_t first = lo; first < hi; first += kRecordBlock) {
+          const std::size_t n = std::min(kRecordBlock, hi - first);
+          T.read_digits(phase, *scale, first, n, block.data());
+          for (std::size_t k = 0; k < n; ++k)
+            if (steady(first + k)) f(block[k]);
+        }
+      };
+      const double m = median_of_keys(
+          make_source(digits, T.size(), rec.threads),
+          [&](std::int32_t d) { return IterationTable::timer_of_digits(d, *scale); });
+      if (known(m)) st.timer_median[p] = m;
+      continue;
+    }
     if (known(rec.uniform_count)) {
       // Every record covers as many iterations: selection over the column, no buffer.
       auto timers = [&](std::size_t lo, std::size_t hi, auto&& f) {

@@ -7,6 +7,7 @@
 
 #include "analysis/stages.hpp"
 #include "mfu/error.hpp"
+#include "mfu/gpu.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -97,6 +98,53 @@ TEST(Stages, WarmupEndsWhereTheSeriesSettles) {
 }
 
 // ---- clock ------------------------------------------------------------------------------
+
+// The steady median of a timer is over the steady records alone, whichever way the timer is
+// held: as decimal digits (0.1, 0.2 printed with one decimal: the radix selection on digits)
+// or as doubles (the same values times 1 + 1e-10, no decimal of 9 places: the selection on
+// doubles). 42 records of 1 s: steps 1-5 warm-up (--warmup 5) with a timer of 0.9; 17 steady
+// records at 0.1 and 17 at 0.2; one steady record with a -1 'not measured' timer; two stalls
+// of 5 s (above median 1 s + 1%) with 4.0. The 34 valid steady timers have their median
+// between ranks 16 and 17 (0-based): (0.1 + 0.2) / 2 = 0.15. With the warm-up and stall
+// records it would be 0.2 (41 values, rank 20), with the -1 counted 0.1 (35 values, rank 17).
+TEST(Stages, TimerMediansAreOverTheSteadyRecordsAlone) {
+  for (const double scale : {1.0, 1.0 + 1e-10}) {
+    std::vector<std::tuple<std::int64_t, double, double>> rows;
+    std::vector<double> comm;
+    for (std::int64_t step = 1; step <= 42; ++step) {
+      double time = 1.0, c = 0;
+      if (step <= 5) {
+        c = 0.9;
+      } else if (step == 20 || step == 30) {
+        time = 5.0;
+        c = 4.0;
+      } else if (step == 25) {
+        c = -1;
+      } else {
+        c = step % 2 == 0 ? 0.1 : 0.2;
+      }
+      rows.emplace_back(step, time, kUnknown);
+      comm.push_back(c == -1 ? c : c * scale);
+    }
+    mfu::Run run = make_run(rows);
+    for (std::size_t i = 0; i < comm.size(); ++i) {
+      Iteration it = run.iterations[i];
+      it.at(Phase::kComm) = comm[i];
+      run.iterations.set(i, it);
+    }
+    ASSERT_EQ(run.iterations.decimal_scale(Phase::kComm).has_value(), scale == 1.0);
+    AnalyzeOptions o;
+    o.warmup = 5;
+    const Resolved r = resolve_inputs(run, o, GpuDatabase::builtin());
+    Analysis a;
+    Records rec = read_records(run);
+    const WorkPlan work = plan_work(run, r, rec, a);
+    const Steady st = find_steady(run, r, work, o, rec, a);
+    ASSERT_EQ(st.median, 1.0);
+    EXPECT_NEAR(st.timer_median[static_cast<std::size_t>(Phase::kComm)], 0.15 * scale, 1e-15)
+        << "scale " << scale;
+  }
+}
 
 TEST(Stages, ClockLaysRecordsAndGapsEndToEnd) {
   // Steps of 1 s stamped at their end: 100, 101, 104 (a 2 s gap), 105; the log's last line at

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
+#include "mfu/error.hpp"
 #include "mfu/run.hpp"
 
 namespace mfu {
@@ -122,6 +125,17 @@ void expect_same(const IterationTable& t, const std::vector<Iteration>& ref, int
   for (std::size_t i = 0; i < ref.size(); ++i) {
     expect_same_record(block[i], ref[i], trial, i);
     ASSERT_TRUE(same(comm[i], ref[i].at(Phase::kComm))) << trial << " record " << i;
+  }
+  // Timers held as decimals read back through their digits as they do as doubles.
+  std::vector<std::int32_t> digits(ref.size());
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    const auto phase = static_cast<Phase>(p);
+    const std::optional<int> scale = t.decimal_scale(phase);
+    if (!scale) continue;
+    t.read_digits(phase, *scale, 0, ref.size(), digits.data());
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_TRUE(same(IterationTable::timer_of_digits(digits[i], *scale), ref[i].phase[p]))
+          << trial << " record " << i << " phase " << p;
   }
   std::vector<Iteration>& part = block;
   for (const RecordFields fields : kFieldSets) {
@@ -290,6 +304,39 @@ TEST(IterationTable, AFieldNoRecordWasGivenIsNotHeld) {
   EXPECT_EQ(t.count(3), 4u);
   EXPECT_TRUE(t.may_hold(RecordFields::kWork));  // the count is one of them
   EXPECT_FALSE(t.may_hold(RecordFields::kTokens));
+}
+
+// Timers printed with a few decimals are held as digits at one scale, which the fast median
+// selects on; a piece at another scale, or a timer that is no short decimal, turns that off.
+TEST(IterationTable, DecimalTimersHaveOneScaleAcrossPieces) {
+  const auto table = [](std::vector<double> timers) {
+    IterationTable t;
+    for (std::size_t k = 0; k < timers.size(); ++k) {
+      Iteration it;
+      it.step = static_cast<std::int64_t>(k) + 1;
+      it.at(Phase::kComm) = timers[k];
+      t.push_back(it);
+    }
+    return t;
+  };
+  IterationTable t = table({0.25, 0.125, kUnknown, 0.5});  // 3 decimals: 250, 125, -, 500
+  ASSERT_EQ(t.decimal_scale(Phase::kComm), 3);
+  EXPECT_EQ(t.decimal_scale(Phase::kData), -1);  // no timer at all: any scale
+  std::vector<std::int32_t> d(4);
+  t.read_digits(Phase::kComm, 3, 0, 4, d.data());
+  EXPECT_EQ(d,
+            (std::vector<std::int32_t>{250, 125, std::numeric_limits<std::int32_t>::min(), 500}));
+  EXPECT_EQ(IterationTable::timer_of_digits(125, 3), 0.125);
+  IterationTable same_scale = table({0.375});
+  t.append(std::move(same_scale));
+  EXPECT_EQ(t.decimal_scale(Phase::kComm), 3);
+  IterationTable other_scale = table({0.5});  // 1 decimal
+  t.append(std::move(other_scale));
+  EXPECT_EQ(t.decimal_scale(Phase::kComm), std::nullopt);
+  EXPECT_THROW(t.read_digits(Phase::kComm, 3, 0, t.size(), std::vector<std::int32_t>(6).data()),
+               InternalError);
+  IterationTable doubles = table({0.1 + 0.2});  // 0.30000000000000004: no short decimal
+  EXPECT_EQ(doubles.decimal_scale(Phase::kComm), std::nullopt);
 }
 
 }  // namespace

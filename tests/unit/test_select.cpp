@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "analysis/select.hpp"
@@ -207,6 +209,64 @@ TEST(Select, TheBufferDistributionEqualsDistributionBitForBit) {
           EXPECT_TRUE(same_value(got.p05, want.p05)) << what << " p05";
           EXPECT_TRUE(same_value(got.p95, want.p95)) << what << " p95";
           EXPECT_TRUE(same_value(got.mad, want.mad)) << what << " mad";
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+/// Keys of one class: int32 digits as a decimal timer column holds them, with negative ones
+/// (a missing timer's INT32_MIN, a -1 sentinel) that the median leaves out.
+std::vector<std::int32_t> generated_keys(int kind, std::size_t n, std::mt19937_64& rng) {
+  std::vector<std::int32_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto r = static_cast<std::int64_t>(rng() % 1000003);
+    std::int64_t k = 0;
+    switch (kind) {
+      case 0: k = 308000 + r % 2000; break;                       // clustered: one high bucket
+      case 1: k = (r % 7) * 32768 + (r % 3) - 1; break;           // at bucket edges (2^15)
+      case 2: k = static_cast<std::int64_t>(rng() >> 33); break;  // the whole 31-bit range
+      case 3: k = r % 5; break;                                   // duplicates, and zeros
+      default: k = 300000 + r % 10; break;
+    }
+    if (rng() % 17 == 0) k = rng() % 2 == 0 ? std::numeric_limits<std::int32_t>::min() : -1;
+    v[i] = static_cast<std::int32_t>(k);
+  }
+  return v;
+}
+
+}  // namespace
+
+// The median on keys (two radix passes) against two other paths: median_of on a sorted-rule
+// copy of the values, and median_from's selection on the doubles, bit for bit, on every class
+// of keys, odd and even counts, small and split across threads.
+TEST(Select, TheMedianOfKeysIsTheMedianOfTheirValues) {
+  std::mt19937_64 rng(29);
+  const auto value = [](std::int32_t k) { return static_cast<double>(k) / 1e6; };
+  for (int kind = 0; kind < 5; ++kind) {
+    for (std::size_t n :
+         {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{1000},
+          std::size_t{1001}, std::size_t{3} * kParallelBlock + 5}) {
+      const std::vector<std::int32_t> keys = generated_keys(kind, n, rng);
+      std::vector<double> values;  // of the non-negative keys
+      for (std::int32_t k : keys)
+        if (k >= 0) values.push_back(value(k));
+      const double want = median_of(values);
+      for (unsigned threads : {1u, 2u, 3u}) {
+        const auto keys_source = make_source(
+            [&keys](std::size_t lo, std::size_t hi, auto&& f) {
+              for (std::size_t i = lo; i < hi; ++i) f(keys[i]);
+            },
+            keys.size(), threads);
+        const double got = median_of_keys(keys_source, value);
+        const std::string what = "kind " + std::to_string(kind) + " n " + std::to_string(n) +
+                                 " threads " + std::to_string(threads);
+        ASSERT_TRUE(same_value(got, want)) << what << ": " << got << " vs " << want;
+        if (!values.empty()) {
+          EXPECT_EQ(bits(got), bits(want)) << what;
+          EXPECT_EQ(bits(got), bits(median_from(source_of(values, threads)))) << what;
         }
       }
     }
