@@ -56,18 +56,29 @@ WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, 
   struct Seen {
     bool log_flops = false, reported = false, tokens = false;
   };
-  const std::vector<PartRange> parts = parts_of(run.iterations.size(), rec.threads);
+  // A part stops looking once what it could still find is found: a field no record was
+  // given is never found (on a log with tokens and no FLOPs, one block is read, not every
+  // record).
+  const IterationTable& T = run.iterations;
+  const bool may_log_flops = T.may_hold(RecordFields::kModelFlops);
+  const bool may_report = T.may_hold(RecordFields::kReportedFlops);
+  const auto found_all = [&](const Seen& s) {
+    return (s.log_flops || !may_log_flops) && (s.reported || !may_report) && s.tokens;
+  };
+  const std::vector<PartRange> parts = parts_of(T.size(), rec.threads);
   std::vector<Seen> seen(parts.size());
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
     Seen& s = seen[p];
-    for_each_validated_in(
-        run.iterations, lo, hi,
-        [&](std::size_t, const Iteration& it) {
-          s.log_flops = s.log_flops || known(it.model_flops);
-          s.reported = s.reported || known(it.reported_flops_per_gpu);
-          s.tokens = s.tokens || known(w.tokens(it));
-        },
-        RecordFields::kWork);
+    for (std::size_t from = lo; from < hi && !found_all(s); from += 16 * kRecordBlock) {
+      for_each_validated_in(
+          T, from, std::min(hi, from + 16 * kRecordBlock),
+          [&](std::size_t, const Iteration& it) {
+            s.log_flops = s.log_flops || known(it.model_flops);
+            s.reported = s.reported || known(it.reported_flops_per_gpu);
+            s.tokens = s.tokens || known(w.tokens(it));
+          },
+          RecordFields::kWork);
+    }
   });
   bool any_log_flops = false, any_reported = false, any_tokens = known(r.tokens_default);
   for (const Seen& s : seen) {

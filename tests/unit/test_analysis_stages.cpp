@@ -146,6 +146,42 @@ TEST(Stages, TimerMediansAreOverTheSteadyRecordsAlone) {
   }
 }
 
+// The FLOP source is the log's own count when any record prints one, however late: the pass
+// that looks stops early only once nothing more can be found. 200,000 records with tokens
+// from the first; FLOPs (or the framework's FLOP/s) only in the last 10, on 1 and 2 threads.
+TEST(Stages, TheFlopSourceSeesCountsPrintedLate) {
+  for (const bool reported : {false, true}) {
+    mfu::Run run;
+    run.inputs = {"run.log"};
+    constexpr std::size_t kRecords = 200000;
+    for (std::size_t i = 0; i < kRecords; ++i) {
+      Iteration it;
+      it.step = static_cast<std::int64_t>(i) + 1;
+      it.line = static_cast<std::uint32_t>(i) + 1;
+      it.time_s = 1.0;
+      it.tokens = 4096;
+      if (i + 10 >= kRecords) {
+        if (reported)
+          it.reported_flops_per_gpu = 4e14;
+        else
+          it.model_flops = 1e15;
+      }
+      run.iterations.push_back(it);
+    }
+    AnalyzeOptions o;
+    o.gpu = "h100";
+    o.gpus = 8;
+    for (unsigned threads : {1u, 2u}) {
+      const Resolved r = resolve_inputs(run, o, GpuDatabase::builtin());
+      Analysis a;
+      const Records rec = read_records(run, threads);
+      const WorkPlan work = plan_work(run, r, rec, a);
+      EXPECT_EQ(work.source, reported ? WorkSource::kFramework : WorkSource::kLog)
+          << "threads " << threads;
+    }
+  }
+}
+
 TEST(Stages, ClockLaysRecordsAndGapsEndToEnd) {
   // Steps of 1 s stamped at their end: 100, 101, 104 (a 2 s gap), 105; the log's last line at
   // 107 (a 2 s tail). Start = 99 (the first step began 1 s before its stamp): wall 8 s.
