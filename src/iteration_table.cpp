@@ -348,6 +348,10 @@ void IterationTable::append(IterationTable&& other) {
   other.clear();
 }
 
+void IterationTable::shift_lines(std::uint32_t lines) {
+  for (Segment& s : impl_->segments) s.line.add_to_nonzero(lines);
+}
+
 void IterationTable::clear() {
   impl_ = std::make_unique<Impl>();
 }

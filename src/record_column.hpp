@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -112,6 +113,30 @@ class Column {
       }
     }
     for (; k < n; ++k) put(k, fill_);
+  }
+  /// Adds `delta` to every value but the zeros (line numbers moved by the lines before them,
+  /// 0 being no line): a rule without zeros keeps its form (its base moves), else the values
+  /// are rewritten in place.
+  void add_to_nonzero(T delta) requires std::is_unsigned_v<T> {
+    if (size_ == 0 || delta == 0) return;
+    if (!dense_) {
+      // Rule values base + j * stride for j < size - first: no zero (and no wrap) when the
+      // base and stride are positive and the last value is below the type's maximum.
+      const std::uint64_t last = static_cast<std::uint64_t>(base_) +
+                                 static_cast<std::uint64_t>(size_ - 1 - first_) *
+                                     static_cast<std::uint64_t>(stride_ > 0 ? stride_ : 0);
+      if (base_ > 0 && stride_ >= 0 && last + delta <= std::numeric_limits<T>::max()) {
+        base_ = static_cast<T>(base_ + delta);
+        for (auto& e : exceptions_)
+          if (e.second != 0) e.second = static_cast<T>(e.second + delta);
+        return;
+      }
+      materialize();
+    }
+    for (std::size_t i = 0; i < size_; ++i) {
+      T& v = chunks_[i / kChunk][i % kChunk];
+      if (v != 0) v = static_cast<T>(v + delta);
+    }
   }
   [[nodiscard]] std::size_t bytes() const {
     if (!dense_) return exceptions_.capacity() * sizeof(exceptions_[0]);

@@ -146,6 +146,9 @@ class IterationTable {
   [[nodiscard]] bool may_hold(RecordFields fields) const;
   [[nodiscard]] Iteration back() const { return (*this)[size() - 1]; }
   void pop_back();
+  /// Adds `lines` to every record's line number but the unknown ones (0): the records of a
+  /// piece of a file numbered before the lines above the piece were counted.
+  void shift_lines(std::uint32_t lines);
   /// Moves all records of `other` to the end of this table (`other` is left empty).
   void append(IterationTable&& other);
   [[nodiscard]] std::size_t size() const;

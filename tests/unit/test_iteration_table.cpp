@@ -276,6 +276,37 @@ TEST(IterationTable, TheComparisonSeesOneChangedValue) {
   EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 4 + 4 + 8) + 16u);
 }
 
+// Lines of a piece moved by the lines before it: every line but the unknown ones (0), whether
+// the column is a rule (+2 a record), a rule with exceptions, a rule through zero (a stride
+// that crosses 0 cannot keep its form) or plain storage; against the reference's lines moved.
+TEST(IterationTable, ShiftedLinesAreTheLinesPlusTheShiftZerosKept) {
+  std::mt19937_64 rng(41);
+  for (int trial = 0; trial < 12; ++trial) {
+    IterationTable t;
+    std::vector<Iteration> ref;
+    const std::size_t n = 1 + rng() % 5000;
+    for (std::size_t k = 0; k < n; ++k) {
+      Iteration it = record(k, trial % 3 == 0 ? 0.0 : 0.2, rng);
+      if (trial % 4 == 1 && rng() % 10 == 0) it.line = 0;           // records without a line
+      if (trial % 4 == 2) it.line = static_cast<std::uint32_t>(k);  // a rule starting at 0
+      t.push_back(it);
+      ref.push_back(as_stored(it));
+    }
+    IterationTable piece;  // a second segment, shifted too
+    for (std::size_t k = 0; k < n / 2; ++k) {
+      const Iteration it = record(k, 0.0, rng);
+      piece.push_back(it);
+      ref.push_back(as_stored(it));
+    }
+    t.append(std::move(piece));
+    const auto shift = static_cast<std::uint32_t>(1 + rng() % 100000);
+    t.shift_lines(shift);
+    for (Iteration& it : ref)
+      if (it.line != 0) it.line += shift;
+    expect_same(t, ref, trial);
+  }
+}
+
 // may_hold is what lets a pass skip a field: false only while no record was given a value.
 TEST(IterationTable, AFieldNoRecordWasGivenIsNotHeld) {
   IterationTable t;
