@@ -100,7 +100,7 @@ class Walker {
           const Gap& g = i == p_.first_timed                     ? kStartupGap
                          : (rec_.flags[i] & kRecordSegmentStart) ? kRestartGap
                                                                  : kBetweenGap;
-          place_events_before(i, p_.clock.use ? p_.clock.gap[i] : 0.0, g);
+          place_events_before(i, p_.clock.use ? p_.clock.layout.gap(rec_, i) : 0.0, g);
           record(i, it);
         },
         kValidatedFields | RecordFields::kStep | RecordFields::kLine);
@@ -165,7 +165,7 @@ class Walker {
 
 void Walker::record(std::size_t i, const Iteration& it) {
   const double c = rec_.count[i], t = rec_.time[i];
-  const double span = p_.clock.use ? p_.clock.span[i] : c * t;
+  const double span = p_.clock.use ? p_.clock.layout.span(rec_, i) : c * t;
   Totals& tot = b_.t;
   tot.iterations_total += rec_.count[i];
   if (mfu_slot_) *mfu_slot_ = {std::numeric_limits<float>::quiet_NaN(), 0.0F};

@@ -109,14 +109,12 @@ bool correct_timestamps(const Run& run, const Records& rec, Clock& c, std::vecto
 /// Lays the records on the corrected clock: spans, gaps and the tail add up to end - start.
 void lay_out(const Records& rec, const std::vector<double>& ts, Clock& c) {
   const std::size_t n = rec.time.size();
-  c.span.assign(n, kUnknown);
-  c.gap.assign(n, kUnknown);
+  ClockLayout& at = c.layout;
   double carry = 0;  // clock minus record time not yet placed (second-resolution rounding)
   for (std::size_t k = 0, i = next_timed(rec, 0); i < n; ++k, i = next_timed(rec, i + 1)) {
     const double d = rec.time[i] * rec.count[i];
     if (k == 0) {
-      c.gap[i] = ts[0] - d - c.start;
-      c.span[i] = d;
+      at.set_gap(rec, i, ts[0] - d - c.start);
       continue;
     }
     const bool restart = (rec.flags[i] & kRecordSegmentStart) != 0;
@@ -126,18 +124,16 @@ void lay_out(const Records& rec, const std::vector<double>& ts, Clock& c) {
     // never subtract a huge duration from a small clock (no rounding at its magnitude).
     const double avail = carry + (ts[k] - ts[k - 1]);
     const double x = avail - d;
-    c.gap[i] = 0;
-    c.span[i] = d;
     if (x > res) {  // a gap the clock shows
-      c.gap[i] = x;
+      at.set_gap(rec, i, x);
       carry = 0;
     } else if (x >= -res) {  // within the clock's resolution: carried
       carry = x;
     } else if (avail + res > 0) {  // the record claims more than the clock: squeezed
-      c.span[i] = avail + res;
+      at.set_span(rec, i, avail + res);
       carry = -res;
     } else {
-      c.span[i] = 0;
+      at.set_span(rec, i, 0);
       carry = avail;
     }
   }
@@ -145,16 +141,61 @@ void lay_out(const Records& rec, const std::vector<double>& ts, Clock& c) {
   double tail = c.end - ts.back() + carry;
   for (std::size_t i = n; i-- > 0 && tail < 0;) {
     if (std::isnan(rec.time[i])) continue;
-    for (double* part : {&c.span[i], &c.gap[i]}) {
+    double span = at.span(rec, i), gap = at.gap(rec, i);
+    for (double* part : {&span, &gap}) {
       const double take = std::min(*part, -tail);
       *part -= take;
       tail += take;
     }
+    at.set_span(rec, i, span);
+    at.set_gap(rec, i, gap);
   }
   c.tail = std::max(0.0, tail);
 }
 
 }  // namespace
+
+double ClockLayout::find(const Exceptions& e, std::size_t i, double fallback) {
+  if (e.empty() || e.back().first < i) return fallback;
+  const auto it = std::lower_bound(e.begin(), e.end(), i,
+                                   [](const auto& x, std::size_t k) { return x.first < k; });
+  return it != e.end() && it->first == i ? it->second : fallback;
+}
+
+void ClockLayout::put(Exceptions& e, std::size_t i, double seconds, double fallback) {
+  const bool plain = seconds == fallback;
+  if (e.empty() || e.back().first < i) {  // the common case: records laid out in order
+    if (!plain) e.emplace_back(i, seconds);
+    return;
+  }
+  const auto it = std::lower_bound(e.begin(), e.end(), i,
+                                   [](const auto& x, std::size_t k) { return x.first < k; });
+  const bool has = it != e.end() && it->first == i;
+  if (plain) {
+    if (has) e.erase(it);
+  } else if (has) {
+    it->second = seconds;
+  } else {
+    e.insert(it, {i, seconds});
+  }
+}
+
+double ClockLayout::span(const Records& rec, std::size_t i) const {
+  const double own = rec.time[i] * rec.count[i];
+  return std::isnan(own) ? kUnknown : find(span_, i, own);
+}
+
+double ClockLayout::gap(const Records& rec, std::size_t i) const {
+  return std::isnan(rec.time[i]) ? kUnknown : find(gap_, i, 0.0);
+}
+
+void ClockLayout::set_span(const Records& rec, std::size_t i, double seconds) {
+  put(span_, i, seconds, rec.time[i] * rec.count[i]);
+}
+
+void ClockLayout::set_gap(const Records&, std::size_t i, double seconds) {
+  put(gap_, i, seconds, 0.0);
+}
 
 Clock plan_clock(const Run& run, const Records& rec) {
   Clock c;

@@ -124,7 +124,7 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
   double tail_left = clock.tail;
   std::map<std::size_t, double> excess_used;
   auto excess_left = [&](std::size_t i) {
-    const double span = clock.use ? clock.span[i] : rec.time[i] * rec.count[i];
+    const double span = clock.use ? clock.layout.span(rec, i) : rec.time[i] * rec.count[i];
     const double pace = known(st.median) ? st.median * rec.count[i] : span;
     return std::max(0.0, span - pace - excess_used[i]);
   };
@@ -144,7 +144,7 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
     if (known(d) && clock.use) {
       const bool in_tail = p.before_record >= n;
       const double left =
-          in_tail ? tail_left : clock.gap[p.before_record] - gap_used[p.before_record];
+          in_tail ? tail_left : clock.layout.gap(rec, p.before_record) - gap_used[p.before_record];
       p.in_gap = std::min(d, std::max(0.0, left));
       if (in_tail)
         tail_left -= p.in_gap;

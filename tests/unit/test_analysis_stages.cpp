@@ -36,10 +36,10 @@ Run make_run(const std::vector<std::tuple<std::int64_t, double, double>>& rows,
   return run;
 }
 
-double sum_of(const Clock& c) {
+double sum_of(const Clock& c, const Records& rec) {
   double s = c.tail;
-  for (std::size_t i = 0; i < c.span.size(); ++i)
-    if (!std::isnan(c.span[i])) s += c.span[i] + c.gap[i];
+  for (std::size_t i = 0; i < rec.time.size(); ++i)
+    if (!std::isnan(c.layout.span(rec, i))) s += c.layout.span(rec, i) + c.layout.gap(rec, i);
   return s;
 }
 
@@ -191,10 +191,11 @@ TEST(Stages, ClockLaysRecordsAndGapsEndToEnd) {
   const Clock c = plan_clock(run, rec);
   ASSERT_TRUE(c.use);
   EXPECT_DOUBLE_EQ(c.end - c.start, 8.0);
-  EXPECT_DOUBLE_EQ(c.gap[0], 0.0);
-  EXPECT_DOUBLE_EQ(c.gap[2], 2.0);
+  EXPECT_DOUBLE_EQ(c.layout.gap(rec, 0), 0.0);
+  EXPECT_DOUBLE_EQ(c.layout.gap(rec, 2), 2.0);
+  EXPECT_DOUBLE_EQ(c.layout.span(rec, 2), 1.0);
   EXPECT_DOUBLE_EQ(c.tail, 2.0);
-  EXPECT_DOUBLE_EQ(sum_of(c), 8.0);
+  EXPECT_DOUBLE_EQ(sum_of(c, rec), 8.0);
 }
 
 TEST(Stages, ClockSecondResolutionMakesNoSpuriousGapsAndStillAddsUp) {
@@ -206,9 +207,9 @@ TEST(Stages, ClockSecondResolutionMakesNoSpuriousGapsAndStillAddsUp) {
   const Clock c = plan_clock(run, rec);
   ASSERT_TRUE(c.use);
   double gaps = 0;
-  for (std::size_t i = 1; i < c.gap.size(); ++i) gaps += c.gap[i];
+  for (std::size_t i = 1; i < rec.time.size(); ++i) gaps += c.layout.gap(rec, i);
   EXPECT_LT(gaps, 1.0 + 1e-9);
-  EXPECT_NEAR(sum_of(c), c.end - c.start, 1e-9);
+  EXPECT_NEAR(sum_of(c, rec), c.end - c.start, 1e-9);
 }
 
 TEST(Stages, ClockCorrectsDaylightSavingAndYearRollover) {
@@ -246,9 +247,53 @@ TEST(Stages, ClockSlowerThanTheStepsIsSetAside) {
   rows.clear();
   for (int i = 1; i <= 20; ++i) rows.emplace_back(i, 1.0, 1000 + 0.98 * i);
   const mfu::Run close = make_run(rows);
-  const Clock k = plan_clock(close, read_records(close));
+  const Records close_rec = read_records(close);
+  const Clock k = plan_clock(close, close_rec);
   EXPECT_TRUE(k.use);
-  EXPECT_NEAR(sum_of(k), k.end - k.start, 1e-9);
+  EXPECT_NEAR(sum_of(k, close_rec), k.end - k.start, 1e-9);
+}
+
+// The clock's layout keeps only what differs from the records' own durations: against two
+// plain arrays given the same writes, in order and out of it, back to the default and not.
+TEST(Stages, ClockLayoutReadsBackWhatWasSet) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int trial = 0; trial < 20; ++trial) {
+    Records rec;
+    const std::size_t n = 1 + rng() % 300;
+    rec.time.resize(n);
+    rec.count.resize(n);
+    rec.flags.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      rec.time[i] = u(rng) < 0.1 ? kUnknown : 0.5 + u(rng);
+      rec.count[i] = 1 + static_cast<std::uint32_t>(rng() % 3);
+      rec.flags[i] = 0;
+    }
+    std::vector<double> span(n), gap(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) span[i] = rec.time[i] * rec.count[i];
+    ClockLayout layout;
+    for (int w = 0; w < 400; ++w) {
+      // Forward writes first (as the layout is made), then anywhere (the deficit taken back).
+      const std::size_t i = w < 200 ? static_cast<std::size_t>(w) * n / 200 : rng() % n;
+      if (std::isnan(rec.time[i])) continue;
+      const double v = u(rng) < 0.3 ? rec.time[i] * rec.count[i] : (u(rng) < 0.5 ? 0.0 : u(rng));
+      if (rng() % 2 == 0) {
+        layout.set_span(rec, i, v);
+        span[i] = v;
+      } else {
+        layout.set_gap(rec, i, v);
+        gap[i] = v;
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::isnan(rec.time[i])) {
+        EXPECT_TRUE(std::isnan(layout.span(rec, i)) && std::isnan(layout.gap(rec, i)));
+        continue;
+      }
+      ASSERT_EQ(layout.span(rec, i), span[i]) << trial << " record " << i;
+      ASSERT_EQ(layout.gap(rec, i), gap[i]) << trial << " record " << i;
+    }
+  }
 }
 
 TEST(Stages, ClockSpansAlwaysTelescopeOnRandomClocks) {
@@ -269,14 +314,16 @@ TEST(Stages, ClockSpansAlwaysTelescopeOnRandomClocks) {
       rows.emplace_back(step, t, (whole ? std::floor(clock) : clock) + jitter);
     }
     const mfu::Run run = make_run(rows);
-    const Clock c = plan_clock(run, read_records(run));
+    const Records rec = read_records(run);
+    const Clock c = plan_clock(run, rec);
     if (!c.use) continue;
     ++used;
     EXPECT_GE(c.end - c.start, 0) << run_no;
-    EXPECT_NEAR(sum_of(c), c.end - c.start, 1e-9 * (c.end - c.start)) << run_no;
-    for (std::size_t i = 0; i < c.span.size(); ++i) {
-      EXPECT_GE(c.span[i], 0);
-      EXPECT_GE(c.gap[i], 0);
+    EXPECT_NEAR(sum_of(c, rec), c.end - c.start, 1e-9 * (c.end - c.start)) << run_no;
+    for (std::size_t i = 0; i < rec.time.size(); ++i) {
+      if (std::isnan(rec.time[i])) continue;
+      EXPECT_GE(c.layout.span(rec, i), 0);
+      EXPECT_GE(c.layout.gap(rec, i), 0);
     }
   }
   EXPECT_GT(used, 40);  // the clock stands in enough of them to test something
