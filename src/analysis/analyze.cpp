@@ -186,9 +186,15 @@ Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& d
 
   a.wall_time_s = detail::independent_wall_time(rec, clock, ev);
   a.clock_source = clock.source;
-  // The per-iteration MFU buffer is moved, not copied: it is one of the analysis' largest.
-  a.mfu_per_iteration =
-      detail::distribution_of_buffer(std::move(totals.mfu_per_iteration), rec.threads);
+  // The per-iteration MFU is read where the walk wrote it, then freed: one of the largest.
+  const detail::MfuSlots& slots = totals.mfu_per_iteration;
+  a.mfu_per_iteration = detail::distribution_of_values(
+      slots.size(), [&slots](std::size_t i) { return slots.at(i); }, rec.threads,
+      [&slots] {
+        std::vector<detail::WeightedF> v(slots.size());
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = slots.at(i);
+        return v;
+      });
   totals.mfu_per_iteration = {};
   detail::fill_headline(r, work, totals, a);
   detail::fill_buckets_and_fixes(opt, totals, a);

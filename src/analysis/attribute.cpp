@@ -89,8 +89,9 @@ struct BlockTotals {
 class Walker {
  public:
   /// A walker that adds to `so_far` (the totals of the blocks before).
-  Walker(const WalkPlan& plan, Records& rec, WeightedF* mfu_slots, BlockTotals so_far = {})
-      : p_(plan), rec_(rec), mfu_slot_(mfu_slots), b_(std::move(so_far)) {}
+  Walker(const WalkPlan& plan, Records& rec, MfuSlots* mfu_slots, std::size_t first_slot,
+         BlockTotals so_far = {})
+      : p_(plan), rec_(rec), mfu_(mfu_slots), slot_(first_slot), b_(std::move(so_far)) {}
 
   BlockTotals walk(std::size_t lo, std::size_t hi) {
     for_each_validated_in(
@@ -159,7 +160,8 @@ class Walker {
 
   const WalkPlan& p_;
   Records& rec_;
-  WeightedF* mfu_slot_;  ///< the next timed record's (null without per-iteration MFU)
+  MfuSlots* mfu_;     ///< null without per-iteration MFU
+  std::size_t slot_;  ///< the next timed record's
   BlockTotals b_;
 };
 
@@ -168,7 +170,7 @@ void Walker::record(std::size_t i, const Iteration& it) {
   const double span = p_.clock.use ? p_.clock.layout.span(rec_, i) : c * t;
   Totals& tot = b_.t;
   tot.iterations_total += rec_.count[i];
-  if (mfu_slot_) *mfu_slot_ = {std::numeric_limits<float>::quiet_NaN(), 0.0F};
+  if (mfu_) mfu_->set(slot_, std::numeric_limits<float>::quiet_NaN(), 0.0F);
   auto hosted = p_.ev.hosted.find(i);
   if (rec_.flags[i] & kRecordLost) {
     // Redone work; a save that ran inside it still took its time (measured).
@@ -180,7 +182,7 @@ void Walker::record(std::size_t i, const Iteration& it) {
         rest -= h;
       }
     b_.parts[static_cast<std::size_t>(Part::kLost)] += rest;
-    if (mfu_slot_) ++mfu_slot_;
+    ++slot_;
     return;
   }
   bool filled = false;
@@ -203,7 +205,7 @@ void Walker::record(std::size_t i, const Iteration& it) {
   if (s.timers_over > 1e-9 * span) ++tot.timers_over;
   count_work(i, it, fpi, in, s);
   if (rec_.flags[i] & kRecordStall) count_stall(i, it, in, s);
-  if (mfu_slot_) ++mfu_slot_;
+  ++slot_;
 }
 
 void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const RecordInput& in,
@@ -244,8 +246,8 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
   else if (work.source != WorkSource::kNone)
     tot.time_steady_no_flops += span;
   if (known(tokens)) tot.tokens_steady += tokens * c;
-  if (known(fpi) && p_.can_ideal && mfu_slot_)
-    *mfu_slot_ = {static_cast<float>(fpi / (r.peak * r.work_gpus * t)), static_cast<float>(c)};
+  if (known(fpi) && p_.can_ideal && mfu_)
+    mfu_->set(slot_, static_cast<float>(fpi / (r.peak * r.work_gpus * t)), static_cast<float>(c));
   if (known(it.reported_mfu) && it.reported_mfu > 0) {
     tot.printed_mfu_sum += it.reported_mfu * c * t;
     tot.printed_mfu_time += c * t;
@@ -329,7 +331,7 @@ void add_block(BlockTotals& into, BlockTotals&& next) {
 /// The records cut into blocks of kParallelBlock: each block is walked on its own and the
 /// blocks' totals added in block order, whatever thread walked them, so the sums are the same
 /// on any number of threads (a run of one block is summed record by record, as ever).
-BlockTotals walk_blocks(const WalkPlan& plan, Records& rec, WeightedF* mfu_slots,
+BlockTotals walk_blocks(const WalkPlan& plan, Records& rec, MfuSlots* mfu_slots,
                         std::size_t block) {
   const std::size_t n = rec.time.size();
   const std::size_t blocks = std::max<std::size_t>(1, (n + block - 1) / block);
@@ -345,7 +347,7 @@ BlockTotals walk_blocks(const WalkPlan& plan, Records& rec, WeightedF* mfu_slots
   // kParallelBlock; a test's other block size only moves work between threads).
   run_parts(parts_of(n, rec.threads), [&](std::size_t, std::size_t lo, std::size_t hi) {
     for (std::size_t k = (lo + block - 1) / block; k < blocks && k * block < hi; ++k) {
-      Walker w(plan, rec, mfu_slots ? mfu_slots + first_slot[k] : nullptr);
+      Walker w(plan, rec, mfu_slots, first_slot[k]);
       got[k] = w.walk(k * block, std::min(n, (k + 1) * block));
     }
   });
@@ -359,12 +361,20 @@ Totals attribute(const Run& run, const Resolved& r, const WorkPlan& work, Record
                  const Steady& st, const Clock& clock, const EventPlan& ev,
                  std::size_t block_records) {
   const WalkPlan plan(run, r, work, rec, st, clock, ev);
-  // One slot per timed record; the holes (records without one) are left out by distribution().
-  std::vector<WeightedF> mfu_slots(plan.can_ideal ? rec.timed : 0);
-  BlockTotals b = walk_blocks(plan, rec, mfu_slots.empty() ? nullptr : mfu_slots.data(),
+  // One slot per timed record (outliers, timed when read, are holes too); the holes are left
+  // out by distribution().
+  MfuSlots mfu_slots;
+  if (plan.can_ideal) {
+    mfu_slots.value.assign(rec.timed, std::numeric_limits<float>::quiet_NaN());
+    if (known(rec.uniform_count))
+      mfu_slots.uniform_weight = static_cast<float>(rec.uniform_count);
+    else
+      mfu_slots.weight.assign(rec.timed, 0.0F);
+  }
+  BlockTotals b = walk_blocks(plan, rec, plan.can_ideal ? &mfu_slots : nullptr,
                               block_records ? block_records : kParallelBlock);
   // The events after the last record add to the sums directly, as a walk in one block does.
-  Walker tail(plan, rec, nullptr, std::move(b));
+  Walker tail(plan, rec, nullptr, 0, std::move(b));
   tail.place_events_before(rec.time.size(), clock.use ? clock.tail : 0.0, kTailGap);
   b = tail.take();
   Totals& t = b.t;

@@ -237,19 +237,23 @@ Distribution distribution_of(const Src& source, double weight, bool tails) {
   return d;
 }
 
-/// distribution() of a buffer of per-iteration values (a hole, a non-finite value or a weight
-/// of 0, is left out), bit for bit. When every weight is the same, the order statistics come
-/// from passes over the buffer on `threads` threads, not from reordering it on one.
-inline Distribution distribution_of_buffer(std::vector<WeightedF> v, unsigned threads) {
+/// distribution() of `size` per-iteration values at(i) (a WeightedF; a hole, a non-finite
+/// value or a weight of 0, is left out), bit for bit. When every weight is the same, the order
+/// statistics come from passes over them on `threads` threads; else `weighted()` gives them
+/// as a buffer for distribution().
+template <class At, class Weighted>
+Distribution distribution_of_values(std::size_t size, At&& at, unsigned threads,
+                                    Weighted&& weighted) {
   auto kept = [](const WeightedF& w) { return std::isfinite(w.value) && w.weight > 0; };
   Distribution d;
   double sum = 0, wsum = 0;
   std::size_t n = 0;
   float weight = 0;
-  for (const WeightedF& w : v) {  // distribution()'s sums, in its order
+  for (std::size_t i = 0; i < size; ++i) {  // distribution()'s sums, in its order
+    const WeightedF w = at(i);
     if (!kept(w)) continue;
     if (n == 0) weight = w.weight;
-    if (w.weight != weight) return distribution(std::move(v), true);
+    if (w.weight != weight) return distribution(weighted(), true);
     const double x = w.value;
     if (n == 0) d.min = d.max = x;
     sum += x * static_cast<double>(w.weight);
@@ -262,11 +266,13 @@ inline Distribution distribution_of_buffer(std::vector<WeightedF> v, unsigned th
   d.count = n;
   d.mean = sum / wsum;
   auto values = make_source(
-      [&v, &kept](std::size_t lo, std::size_t hi, auto&& f) {
-        for (std::size_t i = lo; i < hi; ++i)
-          if (kept(v[i])) f(static_cast<double>(v[i].value));
+      [&at, &kept](std::size_t lo, std::size_t hi, auto&& f) {
+        for (std::size_t i = lo; i < hi; ++i) {
+          const WeightedF w = at(i);
+          if (kept(w)) f(static_cast<double>(w.value));
+        }
       },
-      v.size(), threads);
+      size, threads);
   const std::vector<double> q = quantiles_from(values, n, d.min, d.max, {0.5, 0.05, 0.95});
   d.median = q[0];
   d.p05 = q[1];
@@ -281,6 +287,12 @@ inline Distribution distribution_of_buffer(std::vector<WeightedF> v, unsigned th
       static_cast<double>(static_cast<float>(std::max({d.max - med, med - d.min, 0.0})));
   d.mad = quantiles_from(deviations, n, 0.0, dev_hi, {0.5})[0];
   return d;
+}
+
+/// distribution_of_values() of a buffer.
+inline Distribution distribution_of_buffer(std::vector<WeightedF> v, unsigned threads) {
+  return distribution_of_values(
+      v.size(), [&v](std::size_t i) { return v[i]; }, threads, [&v] { return std::move(v); });
 }
 
 /// The median of the finite values of `source` (NaN when there are none).

@@ -182,6 +182,39 @@ TEST(Stages, TheFlopSourceSeesCountsPrintedLate) {
   }
 }
 
+// The per-iteration MFU is weighted by the iterations each record covers. 40 records of 1 s an
+// iteration on one GPU of peak 1e15 FLOP/s, alternating 1 iteration at MFU 0.4 (4e14 FLOPs)
+// and 3 iterations at MFU 0.2: mean (0.4 x 20 + 0.2 x 60) / 80 = 0.25 (0.3 unweighted), median
+// 0.2 (60 of the 80 iterations). With every record covering 1, mean 0.3.
+TEST(Stages, PerIterationMfuIsWeightedByIterations) {
+  for (const bool mixed : {true, false}) {
+    mfu::Run run;
+    run.inputs = {"run.log"};
+    std::int64_t step = 0;
+    for (int k = 0; k < 40; ++k) {
+      Iteration it;
+      it.count = mixed && k % 2 == 1 ? 3 : 1;
+      step += it.count;
+      it.step = step;
+      it.line = static_cast<std::uint32_t>(k) + 1;
+      it.time_s = 1.0;
+      it.model_flops = k % 2 == 0 ? 4e14 : 2e14;
+      run.iterations.push_back(it);
+    }
+    AnalyzeOptions o;
+    o.peak_flops = 1e15;
+    o.gpus = 1;
+    o.warmup = 0;
+    o.threads = 1;
+    const Analysis a = analyze(run, o);
+    EXPECT_EQ(a.mfu_per_iteration.count, 40u);
+    EXPECT_NEAR(a.mfu_per_iteration.mean, mixed ? 0.25 : 0.3, 1e-7) << mixed;
+    if (mixed) {
+      EXPECT_NEAR(a.mfu_per_iteration.median, 0.2, 1e-7);
+    }
+  }
+}
+
 TEST(Stages, ClockLaysRecordsAndGapsEndToEnd) {
   // Steps of 1 s stamped at their end: 100, 101, 104 (a 2 s gap), 105; the log's last line at
   // 107 (a 2 s tail). Start = 99 (the first step began 1 s before its stamp): wall 8 s.

@@ -205,7 +205,7 @@ TEST(ParallelAnalysis, BlocksAddUpToTheWalkInOneBlock) {
     ASSERT_EQ(blocked.stalls.worst.size(), walked.stalls.worst.size());
     ASSERT_EQ(blocked.mfu_per_iteration.size(), walked.mfu_per_iteration.size());
     for (std::size_t i = 0; i < walked.mfu_per_iteration.size(); ++i) {
-      const WeightedF x = walked.mfu_per_iteration[i], y = blocked.mfu_per_iteration[i];
+      const WeightedF x = walked.mfu_per_iteration.at(i), y = blocked.mfu_per_iteration.at(i);
       ASSERT_TRUE((std::isnan(x.value) && std::isnan(y.value)) ||
                   (x.value == y.value && x.weight == y.weight))
           << "slot " << i;
