@@ -17,6 +17,7 @@
 #include "io/line_reader.hpp"
 #include "io/source.hpp"
 #include "mfu/error.hpp"
+#include "text.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -131,10 +132,13 @@ void shift_piece_lines(Run& run, std::string_view label, std::uint64_t shift) {
     if (d.line != 0) d.line += shift;
     shift_line_refs(d.message, label, shift);
   }
+  // A text value's source is stored printable: a path with control characters is quoted so.
+  const std::string stored_label = needs_printable(label) ? printable(label) : std::string(label);
   RunMeta moved;
   for (const auto& [key, v] : run.meta.all()) {
     std::string source = v.source;
     shift_line_refs(source, label, shift);
+    if (stored_label != label) shift_line_refs(source, stored_label, shift);
     std::visit([&](const auto& value) { moved.set(key, value, source, v.last_wins); }, v.value);
   }
   run.meta = std::move(moved);

@@ -208,6 +208,9 @@ TEST(Sources, ParallelPiecesGiveTheSameRunAsOnePiece) {
     if (i == 2400)
       native += R"({"type":"meta","seq_len":2048})"
                 "\n";
+    if (i == 2700)  // text metadata, whose source is kept printable
+      native += R"({"type":"meta","dtype":"bf16"})"
+                "\n";
     if (i == 2900)
       native += R"({"type":"meta","gpus":16})"
                 "\n";
@@ -219,7 +222,9 @@ TEST(Sources, ParallelPiecesGiveTheSameRunAsOnePiece) {
   // pieces cut between iteration lines and their timer blocks.
   const std::string example =
       test::read_file(fs::path(MFU_SOURCE_DIR) / "examples/megatron-deepspeed_gpt3-125m_8gpu.log");
+  // The native file also under a name with a control character (printed escaped in sources).
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"native.jsonl", native},
+                                   std::pair<std::string, std::string>{"native\x01.jsonl", native},
                                    std::pair<std::string, std::string>{"megatron.log", example}}) {
     const fs::path p = dir / name;
     test::write_file(p, text);
