@@ -135,7 +135,9 @@ void shift_piece_lines(Run& run, std::string_view label, std::uint64_t shift) {
   // A text value's source is stored printable: a path with control characters is quoted so.
   const std::string stored_label = needs_printable(label) ? printable(label) : std::string(label);
   RunMeta moved;
-  for (const auto& [key, v] : run.meta.all()) {
+  for (const auto& entry : run.meta.all()) {  // (no structured binding: a lambda uses it)
+    const std::string& key = entry.first;
+    const MetaValue& v = entry.second;
     std::string source = v.source;
     shift_line_refs(source, label, shift);
     if (stored_label != label) shift_line_refs(source, stored_label, shift);
