@@ -33,7 +33,7 @@ class DecimalColumn {
     if (i >= size_) size_ = i + 1;
     if (narrow_) {
       if (std::isnan(v)) {
-        digits_.put(i, kMissing);
+        digits_.put(i, kMissingDigits);
         return;
       }
       std::int32_t d = 0;
@@ -72,14 +72,13 @@ class DecimalColumn {
   }
   /// What read() gives for digits d at scale k: the very double that was written.
   [[nodiscard]] static double from_digits(std::int32_t d, int k) {
-    return d == kMissing ? std::numeric_limits<double>::quiet_NaN()
-                         : static_cast<double>(d) / kPow10[k < 0 ? 0 : k];
+    return d == kMissingDigits ? std::numeric_limits<double>::quiet_NaN()
+                               : static_cast<double>(d) / kPow10[k < 0 ? 0 : k];
   }
+  /// A missing value (NaN): no decimal is written this way (|d| < 2^31 - 1).
   static constexpr std::int32_t kMissingDigits = std::numeric_limits<std::int32_t>::min();
 
  private:
-  /// A missing value (NaN): no decimal is written this way (|d| < 2^31 - 1).
-  static constexpr std::int32_t kMissing = kMissingDigits;
   static constexpr int kMaxScale = 9;
   static constexpr double kPow10[kMaxScale + 1] = {1e0, 1e1, 1e2, 1e3, 1e4,
                                                    1e5, 1e6, 1e7, 1e8, 1e9};
@@ -123,7 +122,7 @@ class DecimalColumn {
     if (max_abs_ * factor >= std::numeric_limits<std::int32_t>::max()) return false;
     for (std::size_t i = 0; i < size_; ++i) {
       const std::int32_t d = digits_.get(i);
-      if (d != kMissing) digits_.put(i, static_cast<std::int32_t>(d * factor));
+      if (d != kMissingDigits) digits_.put(i, static_cast<std::int32_t>(d * factor));
     }
     max_abs_ *= factor;
     scale_ = k;
@@ -139,7 +138,7 @@ class DecimalColumn {
     narrow_ = false;
   }
 
-  Column<std::int32_t> digits_{kMissing};
+  Column<std::int32_t> digits_{kMissingDigits};
   Column<double> doubles_{std::numeric_limits<double>::quiet_NaN()};
   bool narrow_ = true;
   int scale_ = -1;  // k; -1 until the first value

@@ -289,12 +289,6 @@ Distribution distribution_of_values(std::size_t size, At&& at, unsigned threads,
   return d;
 }
 
-/// distribution_of_values() of a buffer.
-inline Distribution distribution_of_buffer(std::vector<WeightedF> v, unsigned threads) {
-  return distribution_of_values(
-      v.size(), [&v](std::size_t i) { return v[i]; }, threads, [&v] { return std::move(v); });
-}
-
 /// The median of the finite values of `source` (NaN when there are none).
 template <class Src>
 double median_from(const Src& source) {

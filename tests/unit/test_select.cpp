@@ -18,6 +18,12 @@ using mfu::Distribution;
 
 namespace {
 
+/// distribution_of_values() of a buffer (analyze reads the MFU slots in place the same way).
+Distribution distribution_of_buffer(std::vector<WeightedF> v, unsigned threads) {
+  return distribution_of_values(
+      v.size(), [&v](std::size_t i) { return v[i]; }, threads, [&v] { return std::move(v); });
+}
+
 /// The values of v as a source whose passes run on `threads` threads.
 auto source_of(const std::vector<double>& v, unsigned threads = 1) {
   return make_source(
