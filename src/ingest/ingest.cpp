@@ -386,9 +386,12 @@ FormatGuess detect_format(std::string_view head, std::string_view filename) {
   // Line formats are detected on the peeled bodies too (prefixes of launchers and loggers),
   // documents and CSV tables on the bytes as they are.
   const std::string peeled = detail::peel_text(head);
+  // A head with no prefix to peel gives the same text, and a sniffer the same score: once.
+  const bool any_peeled = peeled != head;
   for (const auto* f : detail::format_registry()) {
     double s = f->sniff(head, filename);
-    if (f->make_line_parser && !f->raw_lines) s = std::max(s, f->sniff(peeled, filename));
+    if (any_peeled && f->make_line_parser && !f->raw_lines)
+      s = std::max(s, f->sniff(peeled, filename));
     if (s > best.score) {
       if (!best.name.empty()) {
         second = best.score;

@@ -60,7 +60,7 @@ class MegatronParser : public LineParser {
     const char first = text.front();
     if ((first == '[' || (first >= '0' && first <= '9')) && text.size() > 20)
       out_.timestamp(out_.line_timestamp(text));
-    if (const std::size_t p = text.find("time (ms) |"); p != std::string_view::npos) {
+    if (const std::size_t p = find_text(text, "time (ms) |"); p != std::string_view::npos) {
       single_line_timers(text.substr(p + 11), number);
       return;
     }
@@ -286,7 +286,7 @@ double sniff(std::string_view head, std::string_view) {
   double score = 0;
   std::size_t pos = 0;
   int iter_lines = 0;
-  while ((pos = head.find("elapsed time per iteration", pos)) != std::string_view::npos) {
+  while ((pos = find_text(head, "elapsed time per iteration", pos)) != std::string_view::npos) {
     // GPT-NeoX's line starts with "samples/sec:" and says "approx flops per GPU": DeepSpeed.
     const std::size_t ls = head.rfind('\n', pos);
     std::string_view l = head.substr(ls == std::string_view::npos ? 0 : ls + 1, 200);

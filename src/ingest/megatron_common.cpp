@@ -35,9 +35,9 @@ double value_number(std::string_view v) {
 
 bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out) {
   // Fast reject: every variant prints "elapsed time per iteration".
-  const std::size_t e = line.find("elapsed time per iteration");
+  const std::size_t e = find_text(line, "elapsed time per iteration");
   if (e == std::string_view::npos) return false;
-  std::size_t p = line.find("iteration");
+  std::size_t p = find_text(line, "iteration");
   while (p != std::string_view::npos && p < e) {
     std::string_view rest = line.substr(p + 9);
     const std::int64_t it = take_int(rest);
@@ -50,7 +50,7 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out)
         break;
       }
     }
-    p = line.find("iteration", p + 9);
+    p = find_text(line, "iteration", p + 9);
   }
   if (out.iteration < 0) return false;
   // Timestamp prefix "[2024-03-30 20:02:40]" before "iteration".
@@ -62,7 +62,7 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out)
     if (bar == std::string_view::npos) bar = line.size();
     std::string_view seg = line.substr(start, bar - start);
     start = bar + 1;
-    const std::size_t colon = seg.find(": ");
+    const std::size_t colon = find_text(seg, ": ");
     if (colon == std::string_view::npos) continue;
     std::string_view key = trim(seg.substr(0, colon));
     std::string_view val = seg.substr(colon + 2);

@@ -348,7 +348,7 @@ std::string peel_text(std::string_view text) {
     std::string_view line = text.substr(pos, nl - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     out += peeler.peel(line).body;
-    out += '\n';
+    if (nl < text.size()) out += '\n';  // a last line cut off (a head) stays unterminated
     pos = nl + 1;
   }
   return out;

@@ -104,6 +104,26 @@ BENCHMARK(BM_IngestKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeNative)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+/// Format detection on the first MiB of a file (what ingest reads to choose a parser), before
+/// any parsing starts: on one core, whatever the file's size.
+void detect_head(benchmark::State& state, const std::string& path) {
+  std::string head(std::size_t{1} << 20, '\0');
+  std::ifstream in(path, std::ios::binary);
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(mfu::detect_format(head, fs::path(path).filename().string()));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(head.size()));
+}
+void BM_DetectNative(benchmark::State& s) {
+  detect_head(s, synthetic("native", 64));
+}
+void BM_DetectMegatron(benchmark::State& s) {
+  detect_head(s, synthetic("megatron", 64));
+}
+BENCHMARK(BM_DetectNative)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DetectMegatron)->Unit(benchmark::kMillisecond);
+
 /// The post-processing every format shares (detail::finalize_run: per-rank streams, restarts,
 /// what each record covers), alone: on a copy of a run ingested once, copied outside the timing.
 /// (Run again over a finished run, it finds the same streams; the pass over the records is the

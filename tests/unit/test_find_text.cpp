@@ -1,0 +1,73 @@
+// find_text (src/text.hpp), the 16-positions-a-step substring search, against the standard
+// library's std::string_view::find on generated texts: every result must be the same.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "text.hpp"
+
+namespace {
+
+/// A copy of `s` on the heap ending exactly where `s` ends, so that ASan sees any read past it.
+struct ExactCopy {
+  explicit ExactCopy(std::string_view s) : bytes(std::make_unique<char[]>(s.size())) {
+    if (!s.empty()) std::memcpy(bytes.get(), s.data(), s.size());
+    view = std::string_view(bytes.get(), s.size());
+  }
+  std::unique_ptr<char[]> bytes;
+  std::string_view view;
+};
+
+void expect_same_as_std(std::string_view text, std::string_view needle, std::size_t from) {
+  const ExactCopy t(text), n(needle);
+  EXPECT_EQ(mfu::detail::find_text(t.view, n.view, from), text.find(needle, from))
+      << "text '" << text << "' needle '" << needle << "' from " << from;
+}
+
+}  // namespace
+
+// Hand-picked: a match at the start, at the very end (the last position the vector loop must
+// leave to the tail), straddling a 16-byte step, after false starts whose first and last bytes
+// match, none; needles of 0, 1 and 2 bytes; `from` past a match, at the end, beyond it.
+TEST(FindText, AgreesWithStdFindOnHandPickedCases) {
+  const std::string line =
+      " [2024-01-01 00:01:03] iteration       19/100000000 | consumed samples:         9728 | "
+      "elapsed time per iteration (ms): 3330.2 | throughput per GPU (TFLOP/s/GPU): 404.4 |";
+  EXPECT_EQ(mfu::detail::find_text(line, "elapsed time per iteration"), line.find("elapsed"));
+  EXPECT_EQ(mfu::detail::find_text(line, "iteration", 30), line.find("iteration", 30));
+  EXPECT_EQ(mfu::detail::find_text(line, "(ms)"), std::size_t{114});  // counted outside mfu
+  EXPECT_EQ(mfu::detail::find_text(line, "lm loss"), std::string_view::npos);
+  for (std::string_view needle : {"", "|", " [", "|\n", "GPU): 404.4 |", "0000", "eXd"})
+    for (std::size_t from : {0, 1, 15, 16, 17, 100, 169, 170, 171, 500})
+      expect_same_as_std(line, needle, from);
+  expect_same_as_std("abcabcabd", "abd", 0);
+  expect_same_as_std("aXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXb", "aXb", 0);  // first/last bytes only
+  expect_same_as_std(std::string(33, 'a') + "ab", "ab", 0);
+  expect_same_as_std("", "", 0);
+  expect_same_as_std("", "a", 0);
+  expect_same_as_std("a", "ab", 0);
+}
+
+// Generated: texts of length 0..80 over a 3-letter alphabet (so that partial matches, first-
+// and-last-byte matches and overlapping matches are everywhere), needles of length 0..20 taken
+// from the text itself or drawn, every start position.
+TEST(FindText, AgreesWithStdFindOnGeneratedTexts) {
+  std::mt19937 rng(17);
+  const auto draw = [&rng](std::size_t n) {
+    std::string s(n, 'a');
+    for (char& c : s) c = static_cast<char>('a' + rng() % 3);
+    return s;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    const std::string text = draw(rng() % 81);
+    const std::size_t m = rng() % 21;
+    std::string needle = draw(m);
+    if (round % 2 == 0 && m <= text.size()) needle = text.substr(rng() % (text.size() - m + 1), m);
+    for (std::size_t from = 0; from <= text.size() + 1; ++from)
+      expect_same_as_std(text, needle, from);
+  }
+}
