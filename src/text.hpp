@@ -201,67 +201,80 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   return v;
 }
 
+namespace text_detail {
+
+/// take_number's path for thousands separators ("10,050"), out of line: its copy buffer made
+/// every call's stack frame larger, and most callers never allow commas. `t` has no leading
+/// blank.
+[[nodiscard]] inline std::optional<double> take_number_with_commas(std::string_view& s,
+                                                                   std::string_view t) {
+  // Copy digits without commas into a small buffer.
+  char buf[64];
+  std::size_t n = 0;
+  std::size_t i = 0;
+  while (i < t.size() && n < sizeof(buf)) {
+    char c = t[i];
+    if ((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+      if ((c == 'e' || c == 'E') && n == 0) break;
+      buf[n++] = c;
+      ++i;
+    } else if (c == ',' && n > 0 && i + 1 < t.size() && t[i + 1] >= '0' && t[i + 1] <= '9') {
+      ++i;
+    } else {
+      break;
+    }
+  }
+  if (n == 0) return std::nullopt;
+  const char* b = buf[0] == '+' ? buf + 1 : buf;
+  double v = 0;
+  auto [p, ec] = std::from_chars(b, buf + n, v);
+  if (ec != std::errc() || p == b) return std::nullopt;
+  // Advance over what was consumed: count the characters of t up to i, minus unconsumed tail.
+  std::size_t consumed_digits = static_cast<std::size_t>(p - buf);
+  std::size_t j = 0, seen = 0;
+  while (j < t.size() && seen < consumed_digits) {
+    if (t[j] != ',') ++seen;
+    ++j;
+  }
+  s = t.substr(j);
+  return v;
+}
+
+/// take_number's path for the words "nan", "inf" and "infinity" (std::from_chars does not
+/// accept them with a sign in every libstdc++). `t` has no leading blank or '+'.
+[[nodiscard]] inline std::optional<double> take_number_word(std::string_view& s,
+                                                            std::string_view t) {
+  std::string_view w = t;
+  bool neg = false;
+  if (!w.empty() && w.front() == '-') {
+    neg = true;
+    w.remove_prefix(1);
+  }
+  if (w.size() >= 3 && iequals(w.substr(0, 3), "nan")) {
+    s = w.substr(3);
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  if (w.size() >= 3 && iequals(w.substr(0, 3), "inf")) {
+    std::size_t k = (w.size() >= 8 && iequals(w.substr(0, 8), "infinity")) ? 8 : 3;
+    s = w.substr(k);
+    return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  }
+  return std::nullopt;
+}
+
+}  // namespace text_detail
+
 /// Parses a number at the start of `s` and advances `s` past it. Thousands separators
 /// ("10,050") are accepted when `allow_commas`; a trailing unit is left in `s`.
 [[nodiscard]] inline std::optional<double> take_number(std::string_view& s,
                                                        bool allow_commas = false) {
   std::string_view t = s;
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-  if (allow_commas) {
-    // Copy digits without commas into a small buffer.
-    char buf[64];
-    std::size_t n = 0;
-    std::size_t i = 0;
-    while (i < t.size() && n < sizeof(buf)) {
-      char c = t[i];
-      if ((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
-        if ((c == 'e' || c == 'E') && n == 0) break;
-        buf[n++] = c;
-        ++i;
-      } else if (c == ',' && n > 0 && i + 1 < t.size() && t[i + 1] >= '0' && t[i + 1] <= '9') {
-        ++i;
-      } else {
-        break;
-      }
-    }
-    if (n == 0) return std::nullopt;
-    const char* b = buf[0] == '+' ? buf + 1 : buf;
-    double v = 0;
-    auto [p, ec] = std::from_chars(b, buf + n, v);
-    if (ec != std::errc() || p == b) return std::nullopt;
-    // Advance over what was consumed: count the characters of t up to i, minus unconsumed tail.
-    std::size_t consumed_digits = static_cast<std::size_t>(p - buf);
-    std::size_t j = 0, seen = 0;
-    while (j < t.size() && seen < consumed_digits) {
-      if (t[j] != ',') ++seen;
-      ++j;
-    }
-    s = t.substr(j);
-    return v;
-  }
+  if (allow_commas) return text_detail::take_number_with_commas(s, t);
   if (!t.empty() && t.front() == '+') t.remove_prefix(1);
   double v = 0;
   const char* p = fast_from_chars(t.data(), t.data() + t.size(), v);
-  if (p == nullptr || p == t.data()) {
-    // from_chars does not accept "nan"/"inf" with a sign in every libstdc++; handle the words.
-    std::string_view w = t;
-    bool neg = false;
-    if (!w.empty() && w.front() == '-') {
-      neg = true;
-      w.remove_prefix(1);
-    }
-    if (w.size() >= 3 && iequals(w.substr(0, 3), "nan")) {
-      s = w.substr(3);
-      return std::numeric_limits<double>::quiet_NaN();
-    }
-    if (w.size() >= 3 && iequals(w.substr(0, 3), "inf")) {
-      std::size_t k = (w.size() >= 8 && iequals(w.substr(0, 8), "infinity")) ? 8 : 3;
-      s = w.substr(k);
-      return neg ? -std::numeric_limits<double>::infinity()
-                 : std::numeric_limits<double>::infinity();
-    }
-    return std::nullopt;
-  }
+  if (p == nullptr || p == t.data()) return text_detail::take_number_word(s, t);
   s = t.substr(static_cast<std::size_t>(p - t.data()));
   return v;
 }

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "generate_logs.hpp"
+#include "ingest/megatron_common.hpp"
 #include "ingest/parser.hpp"
+#include "io/line_prefix.hpp"
 #include "mfu/analysis.hpp"
 #include "mfu/ingest.hpp"
 #include "mfu/model.hpp"
@@ -123,6 +125,32 @@ void BM_DetectMegatron(benchmark::State& s) {
 }
 BENCHMARK(BM_DetectNative)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DetectMegatron)->Unit(benchmark::kMillisecond);
+
+/// The Megatron iteration line alone (detail::parse_megatron_iteration), on the lines of the
+/// synthetic log's first MiB as the parser sees them (prefix peeled).
+void BM_MegatronIterationLine(benchmark::State& state) {
+  std::string head(std::size_t{1} << 20, '\0');
+  std::ifstream in(synthetic("megatron", 64), std::ios::binary);
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string peeled = mfu::detail::peel_text(head);
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < peeled.size();) {
+    std::size_t nl = peeled.find('\n', pos);
+    if (nl == std::string::npos) nl = peeled.size();
+    lines.push_back(std::string_view(peeled).substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  for (auto _ : state) {
+    for (const std::string_view l : lines) {
+      mfu::detail::MegatronIterationLine out;
+      benchmark::DoNotOptimize(mfu::detail::parse_megatron_iteration(l, out));
+      benchmark::DoNotOptimize(out);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(lines.size()));
+}
+BENCHMARK(BM_MegatronIterationLine);
 
 /// The post-processing every format shares (detail::finalize_run: per-rank streams, restarts,
 /// what each record covers), alone: on a copy of a run ingested once, copied outside the timing.
