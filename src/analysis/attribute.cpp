@@ -141,7 +141,7 @@ class Walker {
     const std::uint8_t f = rec_.flags[i];
     if (f & kRecordWarmup) return ExcessKind::kWarmup;
     if (!(f & kRecordStall)) return ExcessKind::kNone;
-    const auto span = static_cast<std::int64_t>(rec_.count[i]);
+    const auto span = static_cast<std::int64_t>(rec_.count(i));
     auto near = [&](const std::set<std::int64_t>& s) {
       auto it = s.lower_bound(step - span + 1);
       return it != s.end() && *it <= step + 1;
@@ -166,10 +166,10 @@ class Walker {
 };
 
 void Walker::record(std::size_t i, const Iteration& it) {
-  const double c = rec_.count[i], t = rec_.time[i];
+  const double c = rec_.count(i), t = rec_.time[i];
   const double span = p_.clock.use ? p_.clock.layout.span(rec_, i) : c * t;
   Totals& tot = b_.t;
-  tot.iterations_total += rec_.count[i];
+  tot.iterations_total += rec_.count(i);
   if (mfu_) mfu_->set(slot_, std::numeric_limits<float>::quiet_NaN(), 0.0F);
   auto hosted = p_.ev.hosted.find(i);
   if (rec_.flags[i] & kRecordLost) {
@@ -210,7 +210,7 @@ void Walker::record(std::size_t i, const Iteration& it) {
 
 void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const RecordInput& in,
                         const RecordSplit& s) {
-  const double c = rec_.count[i], t = rec_.time[i], span = in.span;
+  const double c = rec_.count(i), t = rec_.time[i], span = in.span;
   const Resolved& r = p_.r;
   const WorkPlan& work = p_.work;
   Totals& tot = b_.t;
@@ -231,7 +231,7 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
   if (known(tokens)) tot.tokens_all += tokens * c;
   tot.productive += span - in.excess;
   if (!steady) {
-    tot.iterations_warm += rec_.count[i];
+    tot.iterations_warm += rec_.count(i);
     tot.warm_time += span;
     return;
   }
@@ -239,7 +239,7 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
     tot.steady_split[static_cast<std::size_t>(part_info(static_cast<Part>(k)).bucket)] += s.part[k];
   for (std::size_t b = 0; b < kBucketCount; ++b) tot.steady_split[b] += s.hosted[b];
   tot.steady_weight += c;
-  tot.iterations_steady += rec_.count[i];
+  tot.iterations_steady += rec_.count(i);
   tot.time_steady += span;
   if (known(flops))
     tot.flops_steady += flops;
@@ -393,7 +393,7 @@ double independent_wall_time(const Records& rec, const Clock& clock, const Event
   if (clock.use) return clock.end - clock.start;
   double wall = ev.outside_total;
   for (std::size_t i = 0; i < rec.time.size(); ++i)
-    if (!std::isnan(rec.time[i])) wall += rec.time[i] * rec.count[i];
+    if (!std::isnan(rec.time[i])) wall += rec.time[i] * rec.count(i);
   return wall;
 }
 

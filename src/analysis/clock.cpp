@@ -68,7 +68,7 @@ bool correct_timestamps(const Run& run, const Records& rec, Clock& c, std::vecto
     double cur = (ts[k] - c.base) + off;
     if (k > 0) {
       const bool restart = (rec.flags[i] & kRecordSegmentStart) != 0;
-      const double d = rec.time[i] * rec.count[i];
+      const double d = rec.time[i] * rec.count(i);
       const Shift s = detect_shift(cur - ts[k - 1], restart ? kUnknown : d, c.resolution);
       if (s.seconds != 0) {
         off += s.seconds;
@@ -112,7 +112,7 @@ void lay_out(const Records& rec, const std::vector<double>& ts, Clock& c) {
   ClockLayout& at = c.layout;
   double carry = 0;  // clock minus record time not yet placed (second-resolution rounding)
   for (std::size_t k = 0, i = next_timed(rec, 0); i < n; ++k, i = next_timed(rec, i + 1)) {
-    const double d = rec.time[i] * rec.count[i];
+    const double d = rec.time[i] * rec.count(i);
     if (k == 0) {
       at.set_gap(rec, i, ts[0] - d - c.start);
       continue;
@@ -181,7 +181,7 @@ void ClockLayout::put(Exceptions& e, std::size_t i, double seconds, double fallb
 }
 
 double ClockLayout::span(const Records& rec, std::size_t i) const {
-  const double own = rec.time[i] * rec.count[i];
+  const double own = rec.time[i] * rec.count(i);
   return std::isnan(own) ? kUnknown : find(span_, i, own);
 }
 
@@ -190,7 +190,7 @@ double ClockLayout::gap(const Records& rec, std::size_t i) const {
 }
 
 void ClockLayout::set_span(const Records& rec, std::size_t i, double seconds) {
-  put(span_, i, seconds, rec.time[i] * rec.count[i]);
+  put(span_, i, seconds, rec.time[i] * rec.count(i));
 }
 
 void ClockLayout::set_gap(const Records&, std::size_t i, double seconds) {
@@ -221,7 +221,7 @@ Clock plan_clock(const Run& run, const Records& rec) {
   bool moved_back = false;
   if (!correct_timestamps(run, rec, c, ts, moved_back)) return c;
   const std::size_t first = next_timed(rec, 0);
-  const double first_start = ts.front() - rec.time[first] * rec.count[first];
+  const double first_start = ts.front() - rec.time[first] * rec.count(first);
   // A correction that moved the clock back makes the log's earliest and latest timestamps
   // ambiguous: the wall clock then starts with the first step and ends with the last.
   c.start = moved_back ? first_start : std::min(run.first_timestamp_s - c.base, first_start);

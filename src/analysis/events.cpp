@@ -87,7 +87,7 @@ class LineOrder {
 
 bool covers(const Run& run, const Records& rec, std::size_t i, std::int64_t step) {
   const std::int64_t last = run.iterations.step(i);
-  return step <= last && step > last - static_cast<std::int64_t>(rec.count[i]);
+  return step <= last && step > last - static_cast<std::int64_t>(rec.count(i));
 }
 
 /// The record an event sits in: the one printed just before or after it whose steps include
@@ -124,8 +124,8 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
   double tail_left = clock.tail;
   std::map<std::size_t, double> excess_used;
   auto excess_left = [&](std::size_t i) {
-    const double span = clock.use ? clock.layout.span(rec, i) : rec.time[i] * rec.count[i];
-    const double pace = known(st.median) ? st.median * rec.count[i] : span;
+    const double span = clock.use ? clock.layout.span(rec, i) : rec.time[i] * rec.count(i);
+    const double pace = known(st.median) ? st.median * rec.count(i) : span;
     return std::max(0.0, span - pace - excess_used[i]);
   };
   double dropped = 0;

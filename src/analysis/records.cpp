@@ -77,7 +77,7 @@ void read_part(const Run& run, std::size_t lo, std::size_t hi, Records& rec, Rea
         invalid.clear();
         const Iteration it = validated(raw, &invalid);
         // Every entry is written here: the arrays are not initialized (PerRecord).
-        rec.count[i] = it.count;
+        if (!rec.counts.empty()) rec.counts[i] = it.count;
         rec.time[i] = it.time_s;
         std::uint8_t flags = 0;
         if (known(it.time_s))
@@ -106,7 +106,8 @@ Records read_records(const Run& run, unsigned threads) {
   Records rec;
   rec.threads = std::max(1u, threads);
   rec.time.resize(n);
-  rec.count.resize(n);
+  // Counts other than 1 (a record for several iterations) only where the store holds some.
+  if (run.iterations.may_hold(RecordFields::kCount)) rec.counts.resize(n);
   rec.flags.resize(n);
   // Each part writes its own records' entries; what else it found is merged in record order.
   const std::vector<PartRange> parts = parts_of(n, rec.threads);
@@ -121,9 +122,9 @@ Records read_records(const Run& run, unsigned threads) {
     for (std::string& w : part.warnings)
       if (rec.warnings.size() < kMaxFieldWarnings) rec.warnings.push_back(std::move(w));
   }
-  rec.uniform_count = n > 0 ? rec.count.front() : 1.0;
-  for (std::uint32_t c : rec.count)
-    if (c != rec.count.front()) rec.uniform_count = kUnknown;
+  rec.uniform_count = n > 0 ? rec.count(0) : 1.0;
+  for (std::uint32_t c : rec.counts)
+    if (c != rec.counts.front()) rec.uniform_count = kUnknown;
   if (invalid_records > kMaxFieldWarnings)
     rec.warnings.push_back(fmt::format("... and {} more records with invalid fields",
                                        invalid_records - kMaxFieldWarnings));

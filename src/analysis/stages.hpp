@@ -95,15 +95,20 @@ using PerRecord = std::vector<T, UninitializedAllocator<T>>;
 
 /// Per-record values every later stage needs, indexed like run.iterations.
 struct Records {
-  PerRecord<double> time;          ///< per-iteration seconds; NaN when untimed or outlier
-  PerRecord<std::uint32_t> count;  ///< iterations the record covers
-  PerRecord<std::uint8_t> flags;   ///< RecordFlag bits
-  std::size_t timed = 0;           ///< records with a valid time
+  PerRecord<double> time;  ///< per-iteration seconds; NaN when untimed or outlier
+  /// Iterations each record covers; empty when every record covers one (no record was given
+  /// a count: the usual case, whose 4 bytes a record were fresh memory to fault in).
+  PerRecord<std::uint32_t> counts;
+  PerRecord<std::uint8_t> flags;  ///< RecordFlag bits
+  std::size_t timed = 0;          ///< records with a valid time
   /// The iterations every record covers when they all cover as many (the usual case: order
   /// statistics then select plain values), else NaN.
   double uniform_count = kUnknown;
   std::vector<std::string> warnings;  ///< invalid fields, with file:line (capped)
   unsigned threads = 1;               ///< threads a pass over the records may use
+
+  /// The iterations record i covers.
+  [[nodiscard]] std::uint32_t count(std::size_t i) const { return counts.empty() ? 1u : counts[i]; }
 };
 
 /// The inputs the analysis used with their sources, for messages: "gpus=8 (flag); ...".

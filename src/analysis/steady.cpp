@@ -27,11 +27,11 @@ void mark_restarts(const Run& run, Records& rec, Steady& st) {
   const IterationTable& T = run.iterations;
   for (std::size_t i = 1; i < rec.flags.size(); ++i) {
     if (!(rec.flags[i] & kRecordSegmentStart)) continue;
-    const std::int64_t restored = T.step(i) - static_cast<std::int64_t>(rec.count[i]);
+    const std::int64_t restored = T.step(i) - static_cast<std::int64_t>(rec.count(i));
     for (std::size_t j = i; j-- > 0;) {
       if (T.step(j) <= restored) break;
       rec.flags[j] |= kRecordLost;
-      st.steps_lost += rec.count[j];
+      st.steps_lost += rec.count(j);
       if (rec.flags[j] & kRecordSegmentStart) break;
     }
     ++st.restarts;
@@ -53,7 +53,7 @@ Distribution time_distribution(const Records& rec, Keep keep, bool tails) {
   std::vector<Weighted> w;
   w.reserve(rec.timed);
   for (std::size_t i = 0; i < n; ++i)
-    if (keep(i)) w.push_back({rec.time[i], static_cast<double>(rec.count[i])});
+    if (keep(i)) w.push_back({rec.time[i], static_cast<double>(rec.count(i))});
   return distribution(std::move(w), tails);
 }
 
@@ -190,7 +190,7 @@ std::size_t mark_warmup(const Run& run, const AnalyzeOptions& opt, Records& rec,
     std::size_t e = s + 1;
     while (e < n && !(rec.flags[e] & kRecordSegmentStart)) ++e;
     if (opt.warmup) {
-      const std::int64_t first = T.step(s) - static_cast<std::int64_t>(rec.count[s]);
+      const std::int64_t first = T.step(s) - static_cast<std::int64_t>(rec.count(s));
       for (std::size_t j = s; j < e && T.step(j) - first <= *opt.warmup; ++j, ++marked)
         rec.flags[j] |= kRecordWarmup;
     } else {
@@ -287,7 +287,7 @@ void timer_medians(const Run& run, const Records& rec, Steady& st) {
     if (v.capacity() == 0) v.reserve(rec.timed);
     for (std::size_t i = 0; i < rec.time.size(); ++i) {
       const double x = T.phase(i, phase);
-      if (steady(i) && valid_phase(x)) v.push_back({x, static_cast<double>(rec.count[i])});
+      if (steady(i) && valid_phase(x)) v.push_back({x, static_cast<double>(rec.count(i))});
     }
     if (!v.empty()) st.timer_median[p] = weighted_quantile(v, 0.5);
   }

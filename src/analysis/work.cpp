@@ -45,8 +45,8 @@ bool framework_count_usable(const Run& run, const Resolved& r, const Records& re
       run.iterations,
       [&](std::size_t i, const Iteration& it) {
         if (std::isnan(rec.time[i]) || !known(it.reported_flops_per_gpu)) return;
-        sum += it.reported_flops_per_gpu * rec.time[i] * rec.count[i];
-        tsum += rec.time[i] * rec.count[i];
+        sum += it.reported_flops_per_gpu * rec.time[i] * rec.count(i);
+        tsum += rec.time[i] * rec.count(i);
       },
       RecordFields::kWork);
   return tsum > 0 && (!known(r.peak) || sum / tsum <= r.peak);
@@ -178,7 +178,7 @@ WorkPlan plan_work(const Run& run, const Resolved& r, const Records& rec, Analys
   w.source = choose_source(run, r, rec, w);
   if (w.source == WorkSource::kFrameworkTotal) {
     std::uint64_t iters = 0;
-    for (std::uint32_t c : rec.count) iters += c;
+    for (std::size_t i = 0; i < rec.time.size(); ++i) iters += rec.count(i);
     w.flops_default = *run.meta.number("framework_total_flops") / static_cast<double>(iters);
     a.warnings.push_back(
         "model FLOPs are the framework's total_flos (Hugging Face's 6 x params x tokens "

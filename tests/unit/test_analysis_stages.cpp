@@ -295,21 +295,21 @@ TEST(Stages, ClockLayoutReadsBackWhatWasSet) {
     Records rec;
     const std::size_t n = 1 + rng() % 300;
     rec.time.resize(n);
-    rec.count.resize(n);
+    rec.counts.resize(n);
     rec.flags.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       rec.time[i] = u(rng) < 0.1 ? kUnknown : 0.5 + u(rng);
-      rec.count[i] = 1 + static_cast<std::uint32_t>(rng() % 3);
+      rec.counts[i] = 1 + static_cast<std::uint32_t>(rng() % 3);
       rec.flags[i] = 0;
     }
     std::vector<double> span(n), gap(n, 0.0);
-    for (std::size_t i = 0; i < n; ++i) span[i] = rec.time[i] * rec.count[i];
+    for (std::size_t i = 0; i < n; ++i) span[i] = rec.time[i] * rec.count(i);
     ClockLayout layout;
     for (int w = 0; w < 400; ++w) {
       // Forward writes first (as the layout is made), then anywhere (the deficit taken back).
       const std::size_t i = w < 200 ? static_cast<std::size_t>(w) * n / 200 : rng() % n;
       if (std::isnan(rec.time[i])) continue;
-      const double v = u(rng) < 0.3 ? rec.time[i] * rec.count[i] : (u(rng) < 0.5 ? 0.0 : u(rng));
+      const double v = u(rng) < 0.3 ? rec.time[i] * rec.count(i) : (u(rng) < 0.5 ? 0.0 : u(rng));
       if (rng() % 2 == 0) {
         layout.set_span(rec, i, v);
         span[i] = v;
