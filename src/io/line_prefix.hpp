@@ -81,7 +81,7 @@ class LinePeeler {
 };
 
 /// The bodies of the lines of `text`, peeled as LinePeeler does, joined by '\n' (for format
-/// detection on the start of an input). Text without prefixes or '\r' comes back unchanged.
+/// detection on the start of an input). A text with nothing to peel comes back as it was.
 [[nodiscard]] std::string peel_text(std::string_view text);
 
 }  // namespace mfu::detail

@@ -1,7 +1,8 @@
 // Throughput of each stage: ingest (parsing, MB/s) of each format on a synthetic file
 // (generated once into the temp directory), finalize (the shared post-processing) and analyze
-// (records/s) alone on a run ingested once, the real samples where ../shared/samples exists,
-// and the quantity parser.
+// (records/s) alone on a run ingested once, format detection on a file's first MiB, the
+// Megatron iteration line, the record store's writes, the real samples where
+// ../shared/samples exists, and the quantity parser.
 // Run: build/tests/bench/mfu_bench [--benchmark_filter=native]
 #include <benchmark/benchmark.h>
 
@@ -106,13 +107,19 @@ BENCHMARK(BM_IngestKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeNative)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-/// Format detection on the first MiB of a file (what ingest reads to choose a parser), before
-/// any parsing starts: on one core, whatever the file's size.
-void detect_head(benchmark::State& state, const std::string& path) {
+/// The first MiB of a file (what ingest reads to choose a parser).
+std::string first_mib(const std::string& path) {
   std::string head(std::size_t{1} << 20, '\0');
   std::ifstream in(path, std::ios::binary);
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
+  return head;
+}
+
+/// Format detection on the first MiB of a file (what ingest reads to choose a parser), before
+/// any parsing starts: on one core, whatever the file's size.
+void detect_head(benchmark::State& state, const std::string& path) {
+  const std::string head = first_mib(path);
   for (auto _ : state)
     benchmark::DoNotOptimize(mfu::detect_format(head, fs::path(path).filename().string()));
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(head.size()));
@@ -129,11 +136,7 @@ BENCHMARK(BM_DetectMegatron)->Unit(benchmark::kMillisecond);
 /// The Megatron iteration line alone (detail::parse_megatron_iteration), on the lines of the
 /// synthetic log's first MiB as the parser sees them (prefix peeled).
 void BM_MegatronIterationLine(benchmark::State& state) {
-  std::string head(std::size_t{1} << 20, '\0');
-  std::ifstream in(synthetic("megatron", 64), std::ios::binary);
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  const std::string peeled = mfu::detail::peel_text(head);
+  const std::string peeled = mfu::detail::peel_text(first_mib(synthetic("megatron", 64)));
   std::vector<std::string_view> lines;
   for (std::size_t pos = 0; pos < peeled.size();) {
     std::size_t nl = peeled.find('\n', pos);

@@ -1,5 +1,6 @@
-// find_text (src/text.hpp), the 16-positions-a-step substring search, against the standard
-// library's std::string_view::find on generated texts: every result must be the same.
+// Searching text: find_text (src/text.hpp), the 16-positions-a-step substring search, against
+// the standard library's std::string_view::find on generated texts (every result must be the
+// same), and how format detection cuts a head into lines (score_lines, ingest/text_scan.hpp).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "ingest/text_scan.hpp"
+#include "io/line_prefix.hpp"
 #include "text.hpp"
 
 namespace {
@@ -70,4 +73,24 @@ TEST(FindText, AgreesWithStdFindOnGeneratedTexts) {
     for (std::size_t from = 0; from <= text.size() + 1; ++from)
       expect_same_as_std(text, needle, from);
   }
+}
+
+// A sniffer sees every line and every '\r' segment of one (tqdm redraws a bar with '\r'), each
+// trimmed; counted by hand: "a", "a", "b", "a" (CRLF's '\r' ends a line, its empty segment
+// weighs nothing), "a" without a final newline.
+TEST(ScoreLines, SeesEveryLineAndEveryCarriageReturnSegment) {
+  const auto count_a = [](std::string_view line) { return line == "a" ? 1.0 : 0.0; };
+  EXPECT_EQ(mfu::detail::score_lines("a\ra\nb\r a \r\n\na", count_a), 4.0);
+  EXPECT_EQ(mfu::detail::score_lines("a\r\r\ra", count_a), 2.0);
+  EXPECT_EQ(mfu::detail::score_lines("", count_a), 0.0);
+  EXPECT_EQ(mfu::detail::score_lines("b\nb\n", count_a), 0.0);
+}
+
+// Detection sniffs the peeled head only when peeling changed it: a head with nothing to peel,
+// cut off in the middle of its last line as a head is, comes back byte for byte; prefixes go.
+TEST(PeelText, GivesBackAHeadWithNothingToPeelAsItWas) {
+  const std::string plain = "{\"step\":1,\"time_s\":0.5}\n{\"step\":2,\"time_s\":0.5}\n{\"st";
+  EXPECT_EQ(mfu::detail::peel_text(plain), plain);
+  EXPECT_EQ(mfu::detail::peel_text(plain + "\n"), plain + "\n");
+  EXPECT_EQ(mfu::detail::peel_text("[rank0]: step 1\n[rank1]: step 2"), "step 1\nstep 2");
 }
