@@ -1,8 +1,9 @@
 // Throughput of each stage: ingest (parsing, MB/s) of each format on a synthetic file
 // (generated once into the temp directory), finalize (the shared post-processing) and analyze
-// (records/s) alone on a run ingested once, format detection on a file's first MiB, the
-// Megatron iteration line, the record store's writes, the real samples where
-// ../shared/samples exists, and the quantity parser.
+// (records/s) alone on a run ingested once, format detection on a file's first MiB, a line
+// parser with the record store but without page faults (native, Megatron) and the Megatron
+// iteration line alone, the record store's writes, the real samples where ../shared/samples
+// exists, and the quantity parser.
 // Run: build/tests/bench/mfu_bench [--benchmark_filter=native]
 #include <benchmark/benchmark.h>
 
@@ -133,17 +134,50 @@ void BM_DetectMegatron(benchmark::State& s) {
 BENCHMARK(BM_DetectNative)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DetectMegatron)->Unit(benchmark::kMillisecond);
 
+/// The lines of a MiB of a synthetic log, as a parser is handed them.
+std::vector<std::string_view> lines_of(const std::string& text) {
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(std::string_view(text).substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+/// A format's line parser and the record store, without reading, peeling or finalizing: the
+/// lines of the synthetic log's first MiB into a fresh run each time (its store is small enough
+/// to be reused memory, so page faults are not counted here, unlike in the ingest benchmarks).
+void parse_lines(benchmark::State& state, const char* format, const char* kind) {
+  const std::string head = first_mib(synthetic(kind, 64));
+  const std::vector<std::string_view> lines = lines_of(head);
+  const mfu::detail::FormatSpec* spec = mfu::detail::find_format(format);
+  for (auto _ : state) {
+    mfu::Run run;
+    mfu::detail::RunBuilder out(run, {}, "bench", 0);
+    const auto parser = spec->make_line_parser(out);
+    std::uint64_t number = 0;
+    for (const std::string_view l : lines) parser->line(l, ++number);
+    parser->finish();
+    benchmark::DoNotOptimize(run);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(lines.size()));
+}
+void BM_NativeLines(benchmark::State& s) {
+  parse_lines(s, "native", "native");
+}
+void BM_MegatronLines(benchmark::State& s) {
+  parse_lines(s, "megatron", "megatron");
+}
+BENCHMARK(BM_NativeLines);
+BENCHMARK(BM_MegatronLines);
+
 /// The Megatron iteration line alone (detail::parse_megatron_iteration), on the lines of the
 /// synthetic log's first MiB as the parser sees them (prefix peeled).
 void BM_MegatronIterationLine(benchmark::State& state) {
   const std::string peeled = mfu::detail::peel_text(first_mib(synthetic("megatron", 64)));
-  std::vector<std::string_view> lines;
-  for (std::size_t pos = 0; pos < peeled.size();) {
-    std::size_t nl = peeled.find('\n', pos);
-    if (nl == std::string::npos) nl = peeled.size();
-    lines.push_back(std::string_view(peeled).substr(pos, nl - pos));
-    pos = nl + 1;
-  }
+  const std::vector<std::string_view> lines = lines_of(peeled);
   for (auto _ : state) {
     for (const std::string_view l : lines) {
       mfu::detail::MegatronIterationLine out;
