@@ -88,16 +88,23 @@ std::string record_before(const Fd& f, std::uint64_t cut, const FormatSpec& spec
 /// parsing began (100 ms of 2.6 s on a 1 GiB log).
 constexpr std::uint64_t kRelativeFirstLine = 2;
 
-/// Adds `shift` to each line number written "label:N" in `text` (RunBuilder::where(): metadata
-/// sources and the messages that quote them).
+/// The line number N written at text[from] ("label:N", RunBuilder::where()): its value, and
+/// in `to` where its digits end (== from when there are none; at most 18 digits are read).
+std::uint64_t line_number_at(std::string_view text, std::size_t from, std::size_t& to) {
+  std::uint64_t n = 0;
+  for (to = from; to < text.size() && text[to] >= '0' && text[to] <= '9' && to - from < 18; ++to)
+    n = n * 10 + static_cast<std::uint64_t>(text[to] - '0');
+  return n;
+}
+
+/// Adds `shift` to each line number written "label:N" in `text` (metadata sources and the
+/// messages that quote them).
 void shift_line_refs(std::string& text, std::string_view label, std::uint64_t shift) {
   const std::string mark = std::string(label) + ":";
   for (std::size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at)) {
     const std::size_t from = at + mark.size();
     std::size_t to = from;
-    std::uint64_t n = 0;
-    while (to < text.size() && text[to] >= '0' && text[to] <= '9' && to - from < 18)
-      n = n * 10 + static_cast<std::uint64_t>(text[to++] - '0');
+    const std::uint64_t n = line_number_at(text, from, to);
     if (to == from) {
       at = from;
       continue;
@@ -108,18 +115,15 @@ void shift_line_refs(std::string& text, std::string_view label, std::uint64_t sh
   }
 }
 
-/// N of a source "label:N" (RunBuilder::where()), else 0: the line a conflicting value was
-/// read on, where the streaming reader warns.
+/// N of a source that is exactly "label:N", else 0: the line a conflicting value was read on,
+/// where the streaming reader warns.
 std::uint64_t line_of_source(std::string_view source, std::string_view label) {
   if (source.size() <= label.size() + 1 || source.substr(0, label.size()) != label ||
       source[label.size()] != ':')
     return 0;
-  std::uint64_t n = 0;
-  for (const char c : source.substr(label.size() + 1)) {
-    if (c < '0' || c > '9') return 0;
-    n = n * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return n;
+  std::size_t to = 0;
+  const std::uint64_t n = line_number_at(source, label.size() + 1, to);
+  return to == source.size() ? n : 0;
 }
 
 /// Moves everything a piece numbered from kRelativeFirstLine says about lines by `shift`.

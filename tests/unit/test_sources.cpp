@@ -202,21 +202,14 @@ TEST(Sources, ParallelPiecesGiveTheSameRunAsOnePiece) {
     // quoting both lines, made when the pieces are merged), and a first value contradicted
     // near the end of the file (a warning made inside the last piece, before its lines are
     // known: the lines it quotes are moved with the piece's).
-    if (i == 100)
-      native += R"({"type":"meta","seq_len":4096})"
-                "\n";
-    if (i == 2400)
-      native += R"({"type":"meta","seq_len":2048})"
-                "\n";
-    if (i == 2700)  // text metadata, whose source is kept printable
-      native += R"({"type":"meta","dtype":"bf16"})"
-                "\n";
-    if (i == 2900)
-      native += R"({"type":"meta","gpus":16})"
-                "\n";
-    if (i == 2950)
-      native += R"({"type":"meta","gpus":32})"
-                "\n";
+    // (dtype: text metadata, whose source is kept printable.)
+    for (const auto& [after, line] :
+         {std::pair<int, const char*>{100, R"({"type":"meta","seq_len":4096})"},
+          {2400, R"({"type":"meta","seq_len":2048})"},
+          {2700, R"({"type":"meta","dtype":"bf16"})"},
+          {2900, R"({"type":"meta","gpus":16})"},
+          {2950, R"({"type":"meta","gpus":32})"}})
+      if (i == after) native += std::string(line) + "\n";
   }
   // Megatron: the bundled example's lines, repeated with growing iteration numbers so that
   // pieces cut between iteration lines and their timer blocks.
