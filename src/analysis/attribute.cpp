@@ -236,7 +236,7 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
     return;
   }
   for (std::size_t k = 0; k < kPartCount; ++k)
-    tot.steady_split[static_cast<std::size_t>(part_info(static_cast<Part>(k)).bucket)] += s.part[k];
+    tot.steady_split[static_cast<std::size_t>(kPartInfo[k].bucket)] += s.part[k];
   for (std::size_t b = 0; b < kBucketCount; ++b) tot.steady_split[b] += s.hosted[b];
   tot.steady_weight += c;
   tot.iterations_steady += rec_.count(i);

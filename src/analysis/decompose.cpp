@@ -13,31 +13,6 @@
 namespace mfu::detail {
 namespace {
 
-using S = BucketSource;
-
-constexpr std::array<PartInfo, kPartCount> kParts{{
-    {B::kIdle, S::kMeasured, "idle device time (no kernel running)"},
-    {B::kComm, S::kMeasured, "communication timers"},
-    {B::kIo, S::kMeasured, "data-loader timers"},
-    {B::kInefficiency, S::kMeasured, "optimizer step (no model FLOPs)"},
-    {B::kGeneration, S::kMeasured, "RL rollout timers (generation, scoring; not training FLOPs)"},
-    {B::kOther, S::kMeasured, "other timed work"},
-    {B::kIdle, S::kInferred, "pipeline bubble (p-1)/(m+p-1)"},
-    {B::kCompute, S::kInferred, "model FLOPs at peak"},
-    {B::kCompute, S::kMeasured, "forward/backward timers (peak or FLOPs unknown)"},
-    {B::kInefficiency, S::kMeasured, "forward/backward time above the ideal"},
-    {B::kOther, S::kResidual, "step time no timer covers"},
-    {B::kOther, S::kResidual,
-     "rest of the step: compute below peak, exposed communication, data waits or idle (no "
-     "timers in the log)"},
-    {B::kOther, S::kResidual, "step time (FLOPs or peak unknown: compute cannot be separated)"},
-    {B::kStartup, S::kInferred, "warm-up steps slower than the steady pace"},
-    {B::kIdle, S::kInferred, "stalls no timer explains (steps above median + 3 sigma)"},
-    {B::kCheckpoint, S::kInferred, "slow steps at checkpoint saves"},
-    {B::kEval, S::kInferred, "slow steps at evaluations"},
-    {B::kRestart, S::kInferred, "work redone after restarts"},
-}};
-
 std::size_t idx(Part p) {
   return static_cast<std::size_t>(p);
 }
@@ -153,10 +128,6 @@ void annotate_excess(const RecordInput& in, Part residual, RecordSplit& s) {
 }
 
 }  // namespace
-
-const PartInfo& part_info(Part p) {
-  return kParts[idx(p)];
-}
 
 RecordSplit decompose(const RecordInput& in) {
   RecordSplit s;

@@ -35,7 +35,7 @@ std::string record_location(const Run& run, std::size_t i) {
   return where(run, run.iterations.file(i), run.iterations.line(i));
 }
 
-void validate(Iteration& it, std::vector<const char*>* invalid) {
+void drop_invalid_fields(Iteration& it, std::vector<const char*>* invalid) {
   check_positive(it.time_s, "time", invalid);
   check_positive(it.tokens, "tokens", invalid);
   check_positive(it.samples, "samples", invalid);
@@ -73,9 +73,9 @@ void read_part(const Run& run, std::size_t lo, std::size_t hi, Records& rec, Rea
   std::int64_t prev_step = lo > 0 ? T.step(lo - 1) : 0;
   for_each_record_in(
       T, lo, hi,
-      [&](std::size_t i, const Iteration& raw) {
+      [&](std::size_t i, Iteration& it) {
         invalid.clear();
-        const Iteration it = validated(raw, &invalid);
+        validate(it, &invalid);  // in place: the step the warning names is never changed
         // Every entry is written here: the arrays are not initialized (PerRecord).
         if (!rec.counts.empty()) rec.counts[i] = it.count;
         rec.time[i] = it.time_s;
@@ -94,7 +94,7 @@ void read_part(const Run& run, std::size_t lo, std::size_t hi, Records& rec, Rea
         part.warnings.push_back(fmt::format(
             "{}: step {}: {}: not a valid measurement (negative, zero or a 'not measured' "
             "sentinel such as -1): treated as unknown",
-            record_location(run, i), raw.step, names));
+            record_location(run, i), it.step, names));
       },
       kValidatedFields | RecordFields::kStep);
 }

@@ -1,5 +1,6 @@
 // The stages of mfu::analyze one at a time (src/analysis/stages.hpp), on values worked out by
 // hand in each test.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,6 +65,57 @@ TEST(Stages, ValidationMakesSentinelsUnknownAndNamesThem) {
   EXPECT_EQ(v.at(Phase::kComm), 0);
   EXPECT_TRUE(std::isnan(v.at(Phase::kIdle)));
   EXPECT_EQ(bad.size(), 5u);
+}
+
+// valid_record() is the fast test every pass makes before validate() changes anything: for
+// each field and each kind of value it must agree with the rule (by hand below) and with what
+// drop_invalid_fields() does, the reference path.
+TEST(Stages, FastValidityTestAgreesWithTheRuleForEveryFieldAndValue) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    double v;
+    bool keeps_positive, keeps_timer;  // by hand: unknown, or finite and > 0 (>= 0 a timer)
+  };
+  const std::vector<Case> cases = {
+      {NAN, true, true},   {1.0, true, true},    {1e-310, true, true}, {1.7e308, true, true},
+      {0.0, false, true},  {-0.0, false, true},  {-1.0, false, false}, {-1e-310, false, false},
+      {inf, false, false}, {-inf, false, false},
+  };
+  std::vector<double* (*)(Iteration&)> positive = {
+      [](Iteration& i) { return &i.time_s; },
+      [](Iteration& i) { return &i.tokens; },
+      [](Iteration& i) { return &i.samples; },
+      [](Iteration& i) { return &i.model_flops; },
+      [](Iteration& i) { return &i.reported_flops_per_gpu; },
+      [](Iteration& i) { return &i.reported_mfu; },
+  };
+  auto check = [](const Iteration& it, bool expected, const std::string& what) {
+    EXPECT_EQ(valid_record(it), expected) << what;
+    Iteration dropped = it;
+    std::vector<const char*> names;
+    drop_invalid_fields(dropped, &names);
+    EXPECT_EQ(names.empty() && dropped.count == it.count, expected) << what;
+  };
+  Iteration valid;  // every field known and valid
+  valid.time_s = 1.5, valid.tokens = 4096, valid.samples = 2, valid.model_flops = 1e15;
+  valid.reported_flops_per_gpu = 4e14, valid.reported_mfu = 0.4;
+  for (double& t : valid.phase) t = 0.25;
+  check(valid, true, "all valid");
+  for (const Case& c : cases) {
+    for (std::size_t f = 0; f < positive.size(); ++f) {
+      Iteration it = valid;
+      *positive[f](it) = c.v;
+      check(it, c.keeps_positive, fmt::format("field {} = {}", f, c.v));
+    }
+    for (std::size_t p = 0; p < kPhaseCount; ++p) {
+      Iteration it = valid;
+      it.phase[p] = c.v;
+      check(it, c.keeps_timer, fmt::format("timer {} = {}", p, c.v));
+    }
+  }
+  Iteration no_count = valid;
+  no_count.count = 0;  // read as 1
+  check(no_count, false, "count 0");
 }
 
 TEST(Stages, RecordsMarkSegmentStartsWhereTheStepGoesBack) {
