@@ -1,6 +1,7 @@
 #include "ingest/text_scan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "text.hpp"
@@ -38,13 +39,24 @@ void resolve_yearless_timestamps(Run& run, double first_yearless, double last_ye
 }
 
 std::int32_t find_rank(std::string_view line) {
-  const std::size_t limit = std::min<std::size_t>(line.size(), 200);
-  std::string_view head = line.substr(0, limit);
-  for (std::string_view key :
-       {std::string_view("[rank"), std::string_view("[Rank "), std::string_view("rank=")}) {
-    const std::size_t p = head.find(key);
-    if (p == std::string_view::npos) continue;
-    std::size_t i = p + key.size();
+  // The keys in the order they are tried; a key counts at its first place in the first 200
+  // bytes only. All three hold "ank" once (at `ank`): one scan for it finds where each key
+  // first stands (three searches of the head were 10% of a Megatron line's parse).
+  struct Key {
+    std::string_view text;
+    std::size_t ank;
+  };
+  static constexpr std::array<Key, 3> kKeys{{{"[rank", 2}, {"[Rank ", 2}, {"rank=", 1}}};
+  const std::string_view head = line.substr(0, std::min<std::size_t>(line.size(), 200));
+  std::array<std::size_t, 3> first{head.npos, head.npos, head.npos};
+  for (std::size_t a = find_text(head, "ank"); a != head.npos; a = find_text(head, "ank", a + 1))
+    for (std::size_t k = 0; k < kKeys.size(); ++k)
+      if (first[k] == head.npos && a >= kKeys[k].ank &&
+          head.substr(a - kKeys[k].ank, kKeys[k].text.size()) == kKeys[k].text)
+        first[k] = a - kKeys[k].ank;
+  for (std::size_t k = 0; k < kKeys.size(); ++k) {
+    if (first[k] == head.npos) continue;
+    std::size_t i = first[k] + kKeys[k].text.size();
     while (i < head.size() && head[i] == ' ') ++i;
     std::int32_t r = 0;
     bool any = false;

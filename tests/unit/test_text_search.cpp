@@ -3,11 +3,13 @@
 // same), and how format detection cuts a head into lines (score_lines, ingest/text_scan.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ingest/text_scan.hpp"
 #include "io/line_prefix.hpp"
@@ -93,4 +95,56 @@ TEST(PeelText, GivesBackAHeadWithNothingToPeelAsItWas) {
   EXPECT_EQ(mfu::detail::peel_text(plain), plain);
   EXPECT_EQ(mfu::detail::peel_text(plain + "\n"), plain + "\n");
   EXPECT_EQ(mfu::detail::peel_text("[rank0]: step 1\n[rank1]: step 2"), "step 1\nstep 2");
+}
+
+namespace {
+
+/// The rule find_rank follows, written the plain way (each key searched for in turn): the
+/// reference its one-scan version must agree with.
+std::int32_t find_rank_reference(std::string_view line) {
+  const std::string_view head = line.substr(0, std::min<std::size_t>(line.size(), 200));
+  for (std::string_view key : {"[rank", "[Rank ", "rank="}) {
+    const std::size_t p = head.find(key);
+    if (p == std::string_view::npos) continue;
+    std::size_t i = p + key.size();
+    while (i < head.size() && head[i] == ' ') ++i;
+    std::int32_t r = 0;
+    bool any = false;
+    for (; i < head.size() && head[i] >= '0' && head[i] <= '9' && r < 10000000; ++i, any = true)
+      r = r * 10 + (head[i] - '0');
+    if (any) return r;
+  }
+  return -1;
+}
+
+}  // namespace
+
+// Values by hand: the first key that stands with digits after it wins, in the order "[rank",
+// "[Rank ", "rank="; only a key's first place counts; only the first 200 bytes are read.
+TEST(FindRank, ReadsTheRankPrefixesByHand) {
+  using mfu::detail::find_rank;
+  EXPECT_EQ(find_rank("[rank3]: step 1"), 3);
+  EXPECT_EQ(find_rank("[Rank 12] loss 2.0"), 12);
+  EXPECT_EQ(find_rank("host rank=7 step"), 7);
+  EXPECT_EQ(find_rank("rank=1 [Rank 2] [rank 3]"), 3);  // "[rank" first, spaces skipped
+  EXPECT_EQ(find_rank("[rankX] [rank4] rank=5"), 5);    // "[rank"'s first place has no digits
+  EXPECT_EQ(find_rank("frank=9"), 9);
+  EXPECT_EQ(find_rank("iteration 10 | lm loss: 2.0 | no ranks here"), -1);
+  EXPECT_EQ(find_rank(std::string(196, ' ') + "[rank1]"), -1);  // the key ends past byte 200
+  EXPECT_EQ(find_rank(std::string(193, ' ') + "[rank1]"), 1);
+}
+
+// Generated lines built from the keys' pieces, near and across the 200-byte limit: the one-scan
+// find_rank gives what the three searches give.
+TEST(FindRank, AgreesWithThreeSearchesOnGeneratedLines) {
+  const std::vector<std::string> pieces = {"[rank", "[Rank ", "rank=", "ank", "[R", "r", "=",
+                                           " ",     "3",      "42",    "x",   "]",  "[", "frank"};
+  std::mt19937 rng(7);
+  for (int n = 0; n < 20000; ++n) {
+    std::string line;
+    const std::size_t target = rng() % 260;
+    while (line.size() < target) line += pieces[rng() % pieces.size()];
+    const ExactCopy copy(line);
+    ASSERT_EQ(mfu::detail::find_rank(copy.view), find_rank_reference(line)) << line;
+  }
 }
