@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/select.hpp"
 #include "generate_logs.hpp"
 #include "ingest/megatron_common.hpp"
 #include "ingest/parser.hpp"
@@ -317,3 +318,39 @@ BENCHMARK(BM_ParseQuantity);
 }  // namespace
 
 BENCHMARK_MAIN();
+
+namespace {
+
+/// Step times like a long run's: 1 s +- 3% around a slow drift, one stall of 40 s every 5,000
+/// steps; as many as the 1 GiB native file has records.
+const std::vector<double>& step_times() {
+  static const std::vector<double> times = [] {
+    std::vector<double> t(5'627'502);
+    std::uint64_t x = 88172645463325252ULL;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+      const double noise = static_cast<double>(x % 60001) / 1e6 - 0.03;
+      t[i] = i % 5000 == 4999 ? 40.0 : 1.0 + noise + 1e-9 * static_cast<double>(i);
+    }
+    return t;
+  }();
+  return times;
+}
+
+}  // namespace
+
+/// The step-time distribution of stage 3 (mean, median, p05, p95, MAD) by the exact selection
+/// over a column (analysis/select.hpp), two threads: the analysis computes three or four such
+/// distributions of every record.
+void BM_DistributionOfColumn(benchmark::State& state) {
+  const std::vector<double>& t = step_times();
+  for (auto _ : state) {
+    auto read = [&t](std::size_t lo, std::size_t hi, auto&& f) {
+      for (std::size_t i = lo; i < hi; ++i) f(t[i]);
+    };
+    benchmark::DoNotOptimize(
+        mfu::detail::distribution_of(mfu::detail::make_source(read, t.size(), 2), 1.0, true));
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(t.size()));
+}
+BENCHMARK(BM_DistributionOfColumn)->Unit(benchmark::kMillisecond)->UseRealTime();
