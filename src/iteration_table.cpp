@@ -226,6 +226,25 @@ bool IterationTable::has_phase(Phase p) const {
   });
 }
 
+std::optional<double> IterationTable::uniform(RecordFields field) const {
+  const auto column = [field](const Segment& s) -> const Column<double>& {
+    switch (field) {
+      case RecordFields::kTokens: return s.tokens;
+      case RecordFields::kSamples: return s.samples;
+      case RecordFields::kModelFlops: return s.model_flops;
+      default: throw InternalError("IterationTable::uniform of a field it does not hold");
+    }
+  };
+  std::optional<double> all;
+  for (const Segment& s : impl_->segments) {
+    if (s.n == 0) continue;
+    const std::optional<double> v = column(s).uniform(s.n);
+    if (!v || (all && !detail::same_value(*all, *v))) return std::nullopt;
+    all = v;
+  }
+  return all;
+}
+
 bool IterationTable::may_hold(RecordFields fields) const {
   return std::any_of(impl_->segments.begin(), impl_->segments.end(),
                      [fields](const Segment& s) { return s.may_hold(fields); });

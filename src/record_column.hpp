@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -90,6 +91,18 @@ class Column {
     if (exceptions_.size() > 64 &&
         exceptions_.size() * sizeof(exceptions_[0]) * 2 > (size_ - first_) * sizeof(T))
       materialize();
+  }
+  /// The value every index of [0, n) holds, when the column knows it is one value without
+  /// reading them (nothing written, or one constant rule without exceptions, with the fill
+  /// value around it equal to the rule's); nullopt otherwise (plain storage is not scanned).
+  [[nodiscard]] std::optional<T> uniform(std::size_t n) const {
+    if (n == 0 || dense_ || !exceptions_.empty()) return std::nullopt;
+    const std::size_t hi = std::min(size_, n);
+    if (size_ == 0 || first_ >= hi) return fill_;  // all the fill value
+    if constexpr (std::is_integral_v<T>)
+      if (stride_ != 0 && hi - first_ > 1) return std::nullopt;
+    if ((first_ > 0 || hi < n) && !same_value(base_, fill_)) return std::nullopt;
+    return base_;
   }
   /// Values [first, first + n) handed to put(k, value) for k = 0..n-1: a pass over many
   /// records reads a column at a time, without get()'s branches per index.

@@ -137,6 +137,11 @@ class IterationTable {
   /// do, and digits d give the timer d / 10^k exactly as read() does (timer_of_digits).
   void read_digits(Phase p, int scale, std::size_t first, std::size_t n, std::int32_t* out) const;
   [[nodiscard]] static double timer_of_digits(std::int32_t digits, int scale);
+  /// The value every record holds in `field`, one of kTokens, kSamples and kModelFlops (NaN
+  /// when none has one), when the store knows that it is one value without reading the
+  /// records (each piece's column follows one constant rule); nullopt when it is not or the
+  /// store cannot tell.
+  [[nodiscard]] std::optional<double> uniform(RecordFields field) const;
   /// One phase timer of record i alone, and whether any record has that timer.
   [[nodiscard]] double phase(std::size_t i, Phase p) const;
   [[nodiscard]] bool has_phase(Phase p) const;

@@ -137,6 +137,17 @@ void expect_same(const IterationTable& t, const std::vector<Iteration>& ref, int
       ASSERT_TRUE(same(IterationTable::timer_of_digits(digits[i], *scale), ref[i].phase[p]))
           << trial << " record " << i << " phase " << p;
   }
+  // A value the store calls uniform is what every record reads back.
+  for (const auto& [field, value_of] :
+       {std::pair{RecordFields::kTokens, +[](const Iteration& it) { return it.tokens; }},
+        {RecordFields::kSamples, +[](const Iteration& it) { return it.samples; }},
+        {RecordFields::kModelFlops, +[](const Iteration& it) { return it.model_flops; }}}) {
+    const std::optional<double> u = t.uniform(field);
+    if (!u) continue;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_TRUE(same(*u, value_of(ref[i])))
+          << trial << " record " << i << " field " << static_cast<int>(field);
+  }
   std::vector<Iteration>& part = block;
   for (const RecordFields fields : kFieldSets) {
     std::fill(part.begin(), part.end(), Iteration{});
@@ -335,6 +346,50 @@ TEST(IterationTable, AFieldNoRecordWasGivenIsNotHeld) {
   EXPECT_EQ(t.count(3), 4u);
   EXPECT_TRUE(t.may_hold(RecordFields::kWork));  // the count is one of them
   EXPECT_FALSE(t.may_hold(RecordFields::kTokens));
+}
+
+// The store knows a column holds one value without reading it when the column is one
+// constant rule (or was never written) in every piece; a value written once differently, one
+// missing before the rule starts, or a piece with another value, and it does not say.
+TEST(IterationTable, AColumnOfOneValueIsKnownAsSuch) {
+  const auto table = [](std::size_t n, auto&& tokens_of) {
+    IterationTable t;
+    for (std::size_t k = 0; k < n; ++k) {
+      Iteration it;
+      it.step = static_cast<std::int64_t>(k) + 1;
+      it.tokens = tokens_of(k);
+      t.push_back(it);
+    }
+    return t;
+  };
+  const auto constant = [](std::size_t) { return 4096.0; };
+  EXPECT_EQ(table(100, constant).uniform(RecordFields::kTokens), 4096.0);
+  EXPECT_EQ(IterationTable{}.uniform(RecordFields::kTokens), std::nullopt);  // no record
+  const std::optional<double> none = table(100, constant).uniform(RecordFields::kSamples);
+  ASSERT_TRUE(none.has_value());  // never written: unknown in every record
+  EXPECT_TRUE(std::isnan(*none));
+  EXPECT_EQ(table(100, [](std::size_t k) { return k == 50 ? 2048.0 : 4096.0; })
+                .uniform(RecordFields::kTokens),
+            std::nullopt);
+  EXPECT_EQ(table(100, [](std::size_t k) { return k < 3 ? kUnknown : 4096.0; })
+                .uniform(RecordFields::kTokens),
+            std::nullopt);
+  EXPECT_EQ(table(100, [](std::size_t k) { return k < 90 ? 4096.0 : kUnknown; })
+                .uniform(RecordFields::kTokens),
+            std::nullopt);
+  IterationTable pieces = table(100, constant);
+  pieces.append(table(50, constant));
+  EXPECT_EQ(pieces.uniform(RecordFields::kTokens), 4096.0);
+  pieces.append(table(50, [](std::size_t) { return 8192.0; }));
+  EXPECT_EQ(pieces.uniform(RecordFields::kTokens), std::nullopt);
+  IterationTable set_later = table(100, constant);
+  Iteration changed = set_later[10];
+  changed.tokens = 1.0;
+  set_later.set(10, changed);
+  EXPECT_EQ(set_later.uniform(RecordFields::kTokens), std::nullopt);
+  changed.tokens = 4096.0;  // written back: one value again
+  set_later.set(10, changed);
+  EXPECT_EQ(set_later.uniform(RecordFields::kTokens), 4096.0);
 }
 
 // Timers printed with a few decimals are held as digits at one scale, which the fast median
