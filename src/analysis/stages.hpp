@@ -45,9 +45,9 @@ void drop_invalid_fields(Iteration& it, std::vector<const char*>* invalid);
 [[nodiscard]] inline bool keeps_phase(double v) {
   return !(v < 0) && v != std::numeric_limits<double>::infinity();
 }
-/// Whether validated() leaves `it` as it is. Every field is tested without branching (`&`,
+/// Whether validated() leaves `it` as it is. Every field is tested without branching (`&=`,
 /// not `&&`): each pass over the records asks this of every record, and all but a few are
-/// valid (3 passes of 5.6M records spent 13% of the analysis in a check per field).
+/// valid (3 passes of 5.6M records spent 13% of the analysis in a call a field).
 [[nodiscard]] inline bool valid_record(const Iteration& it) {
   bool ok = it.count != 0;
   for (double v : {it.time_s, it.tokens, it.samples, it.model_flops, it.reported_flops_per_gpu,
