@@ -250,7 +250,7 @@ struct RunningSum {
 template <class Src>
 RunningSum running_sum(const Src& source, double weight) {
   RunningSum run;
-  std::array<double, 256> block;
+  std::array<double, 256> block{};
   std::size_t k = 0;
   source([&](double v) {
     if (!std::isfinite(v)) return;
@@ -260,7 +260,7 @@ RunningSum running_sum(const Src& source, double weight) {
       k = 0;
     }
   });
-  run.add(block.data(), k, weight);
+  if (k > 0) run.add(block.data(), k, weight);
   return run;
 }
 
@@ -304,25 +304,35 @@ template <class At, class Weighted>
 Distribution distribution_of_values(std::size_t size, At&& at, unsigned threads,
                                     Weighted&& weighted) {
   auto kept = [](const WeightedF& w) { return std::isfinite(w.value) && w.weight > 0; };
-  // distribution()'s sums, in its order, while every weight is the first one.
+  // distribution()'s sums, in its order, in one pass that also checks every weight is the
+  // first one's (else the buffered path).
   float weight = 0;
-  bool uniform = true, first = true;
+  for (std::size_t i = 0; i < size; ++i)
+    if (const WeightedF w = at(i); kept(w)) {
+      weight = w.weight;
+      break;
+    }
+  // The kept slots of [lo, hi), each handed to f.
+  auto read_kept = [&at, &kept](std::size_t lo, std::size_t hi, auto&& f) {
+    for (std::size_t i = lo; i < hi; ++i)
+      if (const WeightedF w = at(i); kept(w)) f(w);
+  };
+  bool uniform = true;  // written by the serial pass alone
+  auto checked = make_source(
+      [&read_kept, &uniform, weight](std::size_t lo, std::size_t hi, auto&& f) {
+        read_kept(lo, hi, [&](const WeightedF& w) {
+          if (w.weight != weight) uniform = false;
+          f(static_cast<double>(w.value));
+        });
+      },
+      size);
+  const RunningSum run = running_sum(checked, static_cast<double>(weight));
   auto values = make_source(
-      [&at, &kept](std::size_t lo, std::size_t hi, auto&& f) {
-        for (std::size_t i = lo; i < hi; ++i) {
-          const WeightedF w = at(i);
-          if (kept(w)) f(static_cast<double>(w.value));
-        }
+      [&read_kept](std::size_t lo, std::size_t hi, auto&& f) {
+        read_kept(lo, hi, [&](const WeightedF& w) { f(static_cast<double>(w.value)); });
       },
       size, threads);
-  for (std::size_t i = 0; i < size && uniform; ++i) {
-    const WeightedF w = at(i);
-    if (!kept(w)) continue;
-    if (first) weight = w.weight, first = false;
-    uniform = w.weight == weight;
-  }
   if (!uniform) return distribution(weighted(), true);
-  const RunningSum run = running_sum(values, static_cast<double>(weight));
   const std::size_t n = run.n;
   Distribution d;
   if (n == 0) return d;
