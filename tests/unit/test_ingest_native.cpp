@@ -32,6 +32,25 @@ TEST(NativeFormat, ReadsMetaStepsPhasesAndEvents) {
   EXPECT_DOUBLE_EQ(r.events[0].duration_s, 42.0);
 }
 
+// The fast scanner reads strings without escapes; a key or value with one goes to the full JSON
+// parser, which decodes it. Line 3 spells "time_s" with an escape at the memo's slot of the
+// line before: read as written, it would be an unknown key and step 2 would have no time.
+TEST(NativeFormat, EscapedKeysAndValuesAreDecodedNotReadAsWritten) {
+  const mfu::Run r = ingest_text(
+      "{\"step\":1,\"time_s\":0.5}\n"
+      "{\"step\":2,\"ti\\u006de_s\":0.25}\n"
+      "{\"type\":\"event\",\"kind\":\"checkpoint\",\"detail\":\"save "
+      "\\\"a\\\"\",\"duration_s\":2}\n"
+      "{\"step\":3,\"time_s\":0.75,\"note\":\"x\\\\y\"}\n",
+      "escapes.jsonl");
+  ASSERT_EQ(r.iterations.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.iterations[1].time_s, 0.25);
+  EXPECT_DOUBLE_EQ(r.iterations[2].time_s, 0.75);
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].detail, "save \"a\"");
+  EXPECT_EQ(r.malformed_lines, 0u);
+}
+
 TEST(NativeFormat, ReadsTheCsvForm) {
   const mfu::Run r = ingest_text(
       "step,time_s,model_flops,tokens,forward_s,backward_s,comm_s,data_s\n"
