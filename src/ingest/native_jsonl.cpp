@@ -57,32 +57,48 @@ bool is_text_key(std::string_view key) {
          key == "framework" || key == "tokens_scope";
 }
 
-/// The keys of the previous line's numbers in order, each resolved: a log writes the same keys
-/// in the same order on every step line, so the k-th number's key is compared with the k-th
-/// key of the line before (one compare) instead of being resolved again (a chain of compares
-/// and the unit suffix).
+/// The keys of the previous line in order, each resolved once: a log writes the same keys in
+/// the same order on every step line, so the text at the k-th key is compared with the k-th key
+/// of the line before, closing quote included (one memcmp), instead of being scanned for its
+/// end and resolved again (a chain of compares and the unit suffix).
 class KeyMemo {
  public:
-  const NativeKey& resolve(std::size_t position, std::string_view key, bool phases) {
-    if (position < slots_.size()) {
-      Slot& s = slots_[position];
-      if (s.phases == phases && s.key == key) return s.resolved;
-      s = Slot{std::string(key), phases, resolve_now(key, phases)};
-      return s.resolved;
+  struct Slot {
+    std::string key;  // as written: no quote or backslash (the scanner's strings have none)
+    bool phases = false;
+    bool resolved_known = false;
+    NativeKey resolved;
+  };
+
+  /// The slot of the key at `position` when the text at `p` (past the opening quote) spells
+  /// the same key followed by its closing quote, in the same object; else null.
+  Slot* predict(std::size_t position, const char* p, const char* end, bool phases) {
+    if (position >= slots_.size()) return nullptr;
+    Slot& s = slots_[position];
+    const std::size_t n = s.key.size();
+    if (s.phases != phases || static_cast<std::size_t>(end - p) <= n || p[n] != '"' ||
+        std::memcmp(p, s.key.data(), n) != 0)
+      return nullptr;
+    return &s;
+  }
+  /// Remembers the key read at `position`. The slot stays valid until the next call.
+  Slot& remember(std::size_t position, std::string_view key, bool phases) {
+    if (position >= slots_.size()) slots_.resize(position + 1);
+    Slot& s = slots_[position];
+    s.key.assign(key);
+    s.phases = phases;
+    s.resolved_known = false;
+    return s;
+  }
+  static const NativeKey& resolve(Slot& s) {
+    if (!s.resolved_known) {
+      s.resolved = s.phases ? resolve_phase_key(s.key) : resolve_number_key(s.key);
+      s.resolved_known = true;
     }
-    slots_.push_back(Slot{std::string(key), phases, resolve_now(key, phases)});
-    return slots_.back().resolved;
+    return s.resolved;
   }
 
  private:
-  static NativeKey resolve_now(std::string_view key, bool phases) {
-    return phases ? resolve_phase_key(key) : resolve_number_key(key);
-  }
-  struct Slot {
-    std::string key;
-    bool phases = false;
-    NativeKey resolved;
-  };
   std::vector<Slot> slots_;
 };
 
@@ -134,12 +150,13 @@ class FlatScanner {
     while (true) {
       ws();
       std::string_view key;
-      if (p_ >= end_ || *p_ != '"' || !string(key)) return false;
+      KeyMemo::Slot* slot = this->key(key, phases);
+      if (slot == nullptr) return false;
       ws();
       if (p_ >= end_ || *p_ != ':') return false;
       ++p_;
       ws();
-      if (!value(rec, key, phases)) return false;
+      if (!value(rec, key, *slot, phases)) return false;
       ws();
       if (p_ >= end_) return false;
       if (*p_ == ',') {
@@ -151,14 +168,28 @@ class FlatScanner {
       return true;
     }
   }
-  void put(NativeRecord& rec, std::string_view key, double v, bool phases) {
-    const NativeKey& k = memo_.resolve(numbers_++, key, phases);
+  /// Reads the next key (a view into the line) and returns its memo slot; null when it is not
+  /// a plain string.
+  KeyMemo::Slot* key(std::string_view& out, bool phases) {
+    if (p_ >= end_ || *p_ != '"') return nullptr;
+    const std::size_t position = keys_++;
+    if (KeyMemo::Slot* s = memo_.predict(position, p_ + 1, end_, phases)) {
+      out = std::string_view(p_ + 1, s->key.size());
+      p_ += s->key.size() + 2;
+      return s;
+    }
+    if (!string(out)) return nullptr;
+    return &memo_.remember(position, out, phases);
+  }
+  static void put(NativeRecord& rec, std::string_view key, KeyMemo::Slot& slot, double v,
+                  bool phases) {
+    const NativeKey& k = KeyMemo::resolve(slot);
     if (phases)
       rec.phase(k, v);
     else
       rec.number(k, key, v);
   }
-  bool value(NativeRecord& rec, std::string_view key, bool phases) {
+  bool value(NativeRecord& rec, std::string_view key, KeyMemo::Slot& slot, bool phases) {
     if (p_ >= end_) return false;
     const char c = *p_;
     if (c == '"') {
@@ -168,32 +199,32 @@ class FlatScanner {
         rec.text(key, std::string(sv));
       } else {
         const auto d = parse_double(sv);
-        put(rec, key, d ? *d : kUnknown, phases);
+        put(rec, key, slot, d ? *d : kUnknown, phases);
       }
       return true;
     }
     if (c == '{') return !phases && (key == "phases" || key == "timers") && object(rec, true);
-    if (c == 't') return literal("true") && (put(rec, key, 1.0, phases), true);
-    if (c == 'f') return literal("false") && (put(rec, key, 0.0, phases), true);
-    if (c == 'n') return literal("null") && (put(rec, key, kUnknown, phases), true);
+    if (c == 't') return literal("true") && (put(rec, key, slot, 1.0, phases), true);
+    if (c == 'f') return literal("false") && (put(rec, key, slot, 0.0, phases), true);
+    if (c == 'n') return literal("null") && (put(rec, key, slot, kUnknown, phases), true);
     // Python's json.dumps writes NaN and Infinity; they read as unknown, as on the slow path.
-    if (c == 'N') return literal("NaN") && (put(rec, key, kUnknown, phases), true);
-    if (c == 'I') return literal("Infinity") && (put(rec, key, kUnknown, phases), true);
+    if (c == 'N') return literal("NaN") && (put(rec, key, slot, kUnknown, phases), true);
+    if (c == 'I') return literal("Infinity") && (put(rec, key, slot, kUnknown, phases), true);
     if (c == '-' && p_ + 1 < end_ && p_[1] == 'I')
-      return literal("-Infinity") && (put(rec, key, kUnknown, phases), true);
+      return literal("-Infinity") && (put(rec, key, slot, kUnknown, phases), true);
     if (c != '-' && (c < '0' || c > '9')) return false;
     double v = 0;
     const char* q = fast_from_chars(p_, end_, v);
     if (q == nullptr) return false;
     p_ = q;
-    put(rec, key, v, phases);
+    put(rec, key, slot, v, phases);
     return true;
   }
 
   const char* p_;
   const char* end_;
   KeyMemo& memo_;
-  std::size_t numbers_ = 0;  // numbers read so far on this line (the memo's position)
+  std::size_t keys_ = 0;  // keys read so far on this line, nested ones too (the memo's position)
 };
 
 class NativeJsonlParser : public LineParser {

@@ -1,7 +1,12 @@
 // The native JSON Lines / CSV format, format detection, and the tolerances every reader needs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "mfu/error.hpp"
 #include "mfu/ingest.hpp"
@@ -49,6 +54,48 @@ TEST(NativeFormat, EscapedKeysAndValuesAreDecodedNotReadAsWritten) {
   ASSERT_EQ(r.events.size(), 1u);
   EXPECT_EQ(r.events[0].detail, "save \"a\"");
   EXPECT_EQ(r.malformed_lines, 0u);
+}
+
+// The scanner predicts each key from the line before (KeyMemo); a prediction is only a
+// shortcut, so any mix of layouts must read as each line does alone. Generated lines shuffle
+// their keys, change units, and use keys that extend one another ("time_s" and "time_sx",
+// "comm" and "comm_ms", the same name inside and outside "phases"), so a prediction that matched
+// a prefix, or a key from the other object, would change a value. Each line's time and comm
+// are known by hand: time_s = v, time_ms = v / 1000; comm = c, comm_ms = c / 1000.
+TEST(NativeFormat, KeysPredictedFromTheLineBeforeReadAsEachLineAlone) {
+  std::mt19937 rng(7);
+  std::string text;
+  std::vector<double> want_time, want_comm;
+  std::vector<std::string> lines;
+  std::vector<std::string> layout;  // kept for a few lines, then shuffled
+  for (int step = 1; step <= 400; ++step) {
+    const double v = 100 + static_cast<double>(rng() % 900), c = static_cast<double>(rng() % 50);
+    const bool ms = rng() % 2, comm_ms = rng() % 2;
+    std::vector<std::string> fields = {
+        ms ? fmt::format("\"time_ms\":{}", v) : fmt::format("\"time_s\":{}", v),
+        fmt::format("\"time_sx\":{}", v + 1), fmt::format("\"loss\":{}", c + 2),
+        fmt::format("\"phases\":{{\"{}\":{},\"time_s\":9}}", comm_ms ? "comm_ms" : "comm", c)};
+    if (rng() % 3 == 0) fields.erase(fields.begin() + 1 + static_cast<long>(rng() % 2));
+    if (layout.empty() || rng() % 4 == 0) std::shuffle(fields.begin(), fields.end(), rng);
+    std::string line = fmt::format("{{\"step\":{}", step);
+    for (const std::string& f : fields) line += (rng() % 5 == 0 ? " , " : ",") + f;
+    line += "}";
+    layout = fields;
+    lines.push_back(line);
+    text += line + "\n";
+    want_time.push_back(ms ? v / 1000 : v);
+    want_comm.push_back(comm_ms ? c / 1000 : c);
+  }
+  const mfu::Run all = ingest_text(text, "layouts.jsonl");
+  ASSERT_EQ(all.iterations.size(), lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const mfu::Run alone = ingest_text(lines[i] + "\n", "line.jsonl");
+    ASSERT_EQ(alone.iterations.size(), 1u) << lines[i];
+    EXPECT_DOUBLE_EQ(all.iterations[i].time_s, want_time[i]) << lines[i];
+    EXPECT_EQ(all.iterations[i].time_s, alone.iterations[0].time_s) << lines[i];
+    EXPECT_DOUBLE_EQ(all.iterations[i].at(Phase::kComm), want_comm[i]) << lines[i];
+    EXPECT_EQ(all.iterations[i].at(Phase::kComm), alone.iterations[0].at(Phase::kComm)) << lines[i];
+  }
 }
 
 TEST(NativeFormat, ReadsTheCsvForm) {
