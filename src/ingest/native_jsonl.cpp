@@ -66,8 +66,7 @@ class KeyMemo {
   struct Slot {
     std::string key;  // as written: no quote or backslash (the scanner's strings have none)
     bool phases = false;
-    bool resolved_known = false;
-    NativeKey resolved;
+    NativeKey resolved;  // what a number under this key sets
   };
 
   /// The slot of the key at `position` when the text at `p` (past the opening quote) spells
@@ -81,21 +80,15 @@ class KeyMemo {
       return nullptr;
     return &s;
   }
-  /// Remembers the key read at `position`. The slot stays valid until the next call.
+  /// Remembers and resolves the key read at `position` (only when the layout changes). The
+  /// slot stays valid until the next call.
   Slot& remember(std::size_t position, std::string_view key, bool phases) {
     if (position >= slots_.size()) slots_.resize(position + 1);
     Slot& s = slots_[position];
     s.key.assign(key);
     s.phases = phases;
-    s.resolved_known = false;
+    s.resolved = phases ? resolve_phase_key(key) : resolve_number_key(key);
     return s;
-  }
-  static const NativeKey& resolve(Slot& s) {
-    if (!s.resolved_known) {
-      s.resolved = s.phases ? resolve_phase_key(s.key) : resolve_number_key(s.key);
-      s.resolved_known = true;
-    }
-    return s.resolved;
   }
 
  private:
@@ -181,15 +174,15 @@ class FlatScanner {
     if (!string(out)) return nullptr;
     return &memo_.remember(position, out, phases);
   }
-  static void put(NativeRecord& rec, std::string_view key, KeyMemo::Slot& slot, double v,
+  static void put(NativeRecord& rec, std::string_view key, const KeyMemo::Slot& slot, double v,
                   bool phases) {
-    const NativeKey& k = KeyMemo::resolve(slot);
+    const NativeKey& k = slot.resolved;
     if (phases)
       rec.phase(k, v);
     else
       rec.number(k, key, v);
   }
-  bool value(NativeRecord& rec, std::string_view key, KeyMemo::Slot& slot, bool phases) {
+  bool value(NativeRecord& rec, std::string_view key, const KeyMemo::Slot& slot, bool phases) {
     if (p_ >= end_) return false;
     const char c = *p_;
     if (c == '"') {
