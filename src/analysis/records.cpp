@@ -113,7 +113,9 @@ Records read_records(const Run& run, unsigned threads) {
   const std::vector<PartRange> parts = parts_of(n, rec.threads);
   std::vector<ReadPart> found(parts.size());
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
-    read_part(run, lo, hi, rec, found[p]);
+    ReadPart part;  // on this thread's stack until the part is done (run_parts)
+    read_part(run, lo, hi, rec, part);
+    found[p] = std::move(part);
   });
   std::size_t invalid_records = 0;
   for (ReadPart& part : found) {

@@ -366,13 +366,14 @@ double median_from(const Src& source) {
   const std::vector<PartRange> parts = source.parts();
   std::vector<Range> part_range(parts.size());
   run_parts(parts, [&](std::size_t p, std::size_t from, std::size_t to) {
-    Range& r = part_range[p];
+    Range r;  // on this thread's stack until the part is done (run_parts)
     source.read(from, to, [&](double v) {
       if (!std::isfinite(v)) return;
       r.lo = r.n == 0 ? v : std::min(r.lo, v);
       r.hi = r.n == 0 ? v : std::max(r.hi, v);
       ++r.n;
     });
+    part_range[p] = r;
   });
   Range all;
   for (const Range& r : part_range) {

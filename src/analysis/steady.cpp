@@ -132,7 +132,9 @@ void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, doub
   std::vector<OutlierPart> found(parts.size());
   const std::optional<double> same_flops = same_flops_for_all(run, work);
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
-    mark_outliers_in(run, r, work, median, same_flops, lo, hi, rec, found[p]);
+    OutlierPart part;  // on this thread's stack until the part is done (run_parts)
+    mark_outliers_in(run, r, work, median, same_flops, lo, hi, rec, part);
+    found[p] = std::move(part);
   });
   std::size_t above_peak = 0, too_fast = 0, candidates = 0;
   std::string first_lines;

@@ -68,7 +68,7 @@ WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, 
   const std::vector<PartRange> parts = parts_of(T.size(), rec.threads);
   std::vector<Seen> seen(parts.size());
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
-    Seen& s = seen[p];
+    Seen s;  // on this thread's stack until the part is done (run_parts)
     for (std::size_t from = lo; from < hi && !found_all(s); from += 16 * kRecordBlock) {
       for_each_validated_in(
           T, from, std::min(hi, from + 16 * kRecordBlock),
@@ -79,6 +79,7 @@ WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, 
           },
           RecordFields::kWork);
     }
+    seen[p] = s;
   });
   bool any_log_flops = false, any_reported = false, any_tokens = known(r.tokens_default);
   for (const Seen& s : seen) {
