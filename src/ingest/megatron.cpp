@@ -49,7 +49,7 @@ class MegatronParser : public LineParser {
       return;
     }
     MegatronIterationLine l;
-    if (parse_megatron_iteration(text, l)) {
+    if (parse_megatron_iteration(text, l, &layout_)) {
       on_iteration(l, number, text);
       return;
     }
@@ -285,6 +285,7 @@ class MegatronParser : public LineParser {
   RunBuilder& out_;
   CommonMetaScanner scanner_;
   MegatronRecordMaker maker_;
+  MegatronLineMemo layout_;  // the previous iteration line's fields
   TimerSet timers_;
   struct {
     bool train_iters = false, global_batch = false, seq_len = false, reporter = false;

