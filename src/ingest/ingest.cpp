@@ -203,9 +203,12 @@ Run parse_path(const std::string& path, const IngestOptions& opt, unsigned threa
     FormatGuess guess;
     const FormatSpec& spec = choose_format(head, path, opt.format, guess);
     if (spec.record_start) {
+      // Pieces of at least a quarter of the size that is cut at all (8 MiB by default).
+      const unsigned pieces = detail::piece_count(size, threads, opt.parallel_min_bytes / 4);
       if (opt.on_progress)
-        opt.on_progress(fmt::format("reading {} as {} in {} pieces", path, spec.name, threads));
-      if (auto r = detail::parse_chunked(path, size, spec, opt, threads)) {
+        opt.on_progress(fmt::format("reading {} as {} in {} pieces on {} threads", path, spec.name,
+                                    pieces, threads));
+      if (auto r = detail::parse_chunked(path, size, spec, opt, threads, pieces)) {
         if (const std::string mixed = mixed_format_warning(head, guess, spec); !mixed.empty())
           detail::add_diagnostic(*r, Diagnostic{Diagnostic::Severity::kWarning, path, 0, mixed},
                                  opt.max_diagnostics);
