@@ -216,7 +216,9 @@ bool parse_megatron_iteration(std::string_view line, MegatronIterationLine& out,
   for (std::size_t i = 0; start < line.size(); ++i) {
     Field* remembered = nullptr;
     std::size_t bar = std::string_view::npos;
-    if (memo != nullptr) {
+    // Fields past the first kMaxFields are not remembered: a line of a million '|' would
+    // otherwise keep a million entries.
+    if (memo != nullptr && i < MegatronLineMemo::kMaxFields) {
       if (i == memo->fields.size()) memo->fields.emplace_back();
       remembered = &memo->fields[i];
       bar = field_by_memo(line, start, *remembered, out);

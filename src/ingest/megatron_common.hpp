@@ -2,6 +2,7 @@
 // Pieces of the Megatron log format that other parsers reuse: the pipe-separated iteration
 // line (also printed by Megatron-DeepSpeed, NeMo and GPT-NeoX) and the argument names.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -59,7 +60,8 @@ struct MegatronLineMemo {
     Kind kind = Kind::kNone;
     bool is_loss = false;
   };
-  std::vector<Field> fields;  ///< by position on the line
+  static constexpr std::size_t kMaxFields = 64;  ///< Megatron prints about 15
+  std::vector<Field> fields;                     ///< by position on the line
 };
 
 /// True when `line` holds an iteration line; fills `out`. Lines that mention "iteration" in

@@ -165,3 +165,19 @@ TEST(MegatronLineMemo, AFieldRenamedInPlaceTakesItsNewMeaning) {
   EXPECT_TRUE(std::isnan(third.loss));  // the loss scale is not the loss
   EXPECT_EQ(third.iteration, 3);
 }
+
+// A line of many fields is read whole, but only its first fields are remembered: the memo does
+// not grow with the line.
+TEST(MegatronLineMemo, ALineOfManyFieldsIsReadButNotAllRemembered) {
+  std::string line = " iteration 7/ 10 | elapsed time per iteration (ms): 500.0 |";
+  for (int i = 0; i < 200; ++i) line.append(" f: 1 |");
+  line.append(" lm loss: 1.5 |");  // past the remembered fields: found by search
+  MegatronLineMemo memo;
+  for (int pass = 0; pass < 2; ++pass) {
+    MegatronIterationLine l;
+    ASSERT_TRUE(parse_megatron_iteration(line, l, &memo));
+    EXPECT_EQ(l.time_s, 0.5);
+    EXPECT_EQ(l.loss, 1.5);
+  }
+  EXPECT_EQ(memo.fields.size(), MegatronLineMemo::kMaxFields);
+}
