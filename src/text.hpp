@@ -201,6 +201,13 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   return v;
 }
 
+/// `s` without its leading spaces and tabs (a number's field may be padded; a line break is not
+/// a blank here).
+[[nodiscard]] inline std::string_view skip_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
 namespace text_detail {
 
 /// take_number's path for thousands separators ("10,050"), apart from its common path: with
@@ -272,8 +279,7 @@ namespace text_detail {
 /// load than the flag's store, which stalls store forwarding (20% of take_number's samples on
 /// the Megatron iteration line, perf annotate).
 [[nodiscard]] inline bool take_number_to(std::string_view& s, double& out) {
-  std::string_view t = s;
-  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  std::string_view t = skip_blanks(s);
   if (!t.empty() && t.front() == '+') t.remove_prefix(1);
   const char* p = fast_from_chars(t.data(), t.data() + t.size(), out);
   if (p != nullptr && p != t.data()) {
@@ -289,11 +295,7 @@ namespace text_detail {
 /// ("10,050") are accepted when `allow_commas`; a trailing unit is left in `s`.
 [[nodiscard]] inline std::optional<double> take_number(std::string_view& s,
                                                        bool allow_commas = false) {
-  if (allow_commas) {
-    std::string_view t = s;
-    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-    return text_detail::take_number_with_commas(s, t);
-  }
+  if (allow_commas) return text_detail::take_number_with_commas(s, skip_blanks(s));
   double v = 0;
   if (!take_number_to(s, v)) return std::nullopt;
   return v;

@@ -180,6 +180,35 @@ TEST(Gate, ADropAboveTheLimitButInsideTheNoisePassesUnlessStrict) {
   EXPECT_FALSE(evaluate_gate(a, slower, o).passed);
 }
 
+TEST(Gate, BaselineSampleTakesEveryStrideThSteadyRecord) {
+  // 12,001 steps of 300,000 + 10 (i mod 97) us on 16 GPUs: more than 5,000 steady records, so
+  // the sample keeps steady records 0, s, 2s, ... with s = ceil(count / 5000). With w warm-up
+  // records count = 12,001 - w, and s = 3 for any w up to 2,000 (10,001 <= count <= 15,000).
+  constexpr int kSteps = 12001;
+  auto micros = [](int i) { return 300000 + 10 * (i % 97); };
+  std::string text = "{\"type\":\"meta\",\"gpus\":16}\n";
+  for (int i = 0; i < kSteps; ++i) {
+    text.append(R"({"step":)").append(std::to_string(i + 1));
+    text.append(R"(,"time_us":)").append(std::to_string(micros(i)));
+    text.append(R"(,"model_flops":3.5e13})").append("\n");
+  }
+  const mfu::Run run = ingest_text(text, "run.jsonl");
+  const Analysis a = analyze_it(run);
+  ASSERT_EQ(a.record_flags.size(), static_cast<std::size_t>(kSteps));
+  std::vector<int> steady;
+  for (int i = 0; i < kSteps; ++i)
+    if (!(a.record_flags[i] & (kRecordLost | kRecordWarmup | kRecordOutlier))) steady.push_back(i);
+  ASSERT_GE(steady.size(), 10001u);
+  ASSERT_LE(steady.size(), 15000u);
+  std::vector<double> want;
+  for (std::size_t k = 0; k < steady.size(); k += 3) want.push_back(micros(steady[k]) * 1e-6);
+  EXPECT_EQ(a.steady_step_times_s, want);
+  // MFU of each sampled step: 3.5e13 / (19.5e12 x 16 x t).
+  ASSERT_EQ(a.steady_mfu_sample.size(), want.size());
+  for (std::size_t k = 0; k < want.size(); ++k)
+    EXPECT_DOUBLE_EQ(a.steady_mfu_sample[k], 3.5e13 / (19.5e12 * 16 * want[k])) << k;
+}
+
 TEST(Gate, MannWhitneyMatchesAHandComputedCase) {
   // a = {4,5,6}, b = {1,2,3}: U = 9 (every a beats every b); n1 = n2 = 3, mean 4.5, var 5.25;
   // z = (9 - 4.5 - 0.5)/sqrt(5.25) = 1.7457, one-sided p = 1 - Phi(1.7457) = 0.0404.
