@@ -58,6 +58,10 @@ class DecimalColumn {
   }
 
   [[nodiscard]] std::size_t bytes() const { return digits_.bytes() + doubles_.bytes(); }
+  void shrink_to_fit() {
+    digits_.shrink_to_fit();
+    doubles_.shrink_to_fit();
+  }
 
   /// The scale k when the column holds its values as digits d (value = d / 10^k): -1 while it
   /// holds none, nullopt once it holds doubles.

@@ -136,6 +136,23 @@ struct Segment {
            (in(RecordFields::kPhases) && phases);
   }
 
+  void shrink_to_fit() {
+    step.shrink_to_fit();
+    count.shrink_to_fit();
+    line.shrink_to_fit();
+    rank.shrink_to_fit();
+    file.shrink_to_fit();
+    timestamp.shrink_to_fit();
+    time.shrink_to_fit();
+    tokens.shrink_to_fit();
+    samples.shrink_to_fit();
+    loss.shrink_to_fit();
+    model_flops.shrink_to_fit();
+    reported_flops.shrink_to_fit();
+    reported_mfu.shrink_to_fit();
+    for (auto& p : phase) p.shrink_to_fit();
+  }
+
   std::size_t bytes() const {
     std::size_t b = step.bytes() + count.bytes() + line.bytes() + rank.bytes() + file.bytes() +
                     timestamp.bytes() + time.bytes() + tokens.bytes() + samples.bytes() +
@@ -378,6 +395,10 @@ void IterationTable::shift_lines(std::uint32_t lines) {
 
 void IterationTable::clear() {
   impl_ = std::make_unique<Impl>();
+}
+
+void IterationTable::shrink_to_fit() {
+  for (Segment& s : impl_->segments) s.shrink_to_fit();
 }
 
 std::size_t IterationTable::memory_bytes() const {

@@ -33,9 +33,8 @@ constexpr std::size_t kScanWindows[] = {kFirstScan, kScan};
 /// thread that runs slower (a virtual CPU the host lends elsewhere, page-cache pages the host
 /// must bring back) parses fewer bytes instead of keeping the others waiting at the end. With
 /// one piece per thread, the two threads of `mfu analyze` on a 1 GiB native log finished up to
-/// 0.25 s apart (perf timeline, 2-vCPU VM). More pieces cost memory: each piece's columns end in
-/// a partly filled 2 MiB chunk, and 8 pieces took the 1 GiB native log's peak RSS from 233 to
-/// 292 MB (4 pieces: 236 MB).
+/// 0.25 s apart (perf timeline, 2-vCPU VM). Each piece's columns end in a partly filled 2 MiB
+/// chunk, given back when the piece is done (IterationTable::shrink_to_fit).
 constexpr unsigned kPiecesPerThread = 2;
 
 struct Fd {
@@ -206,6 +205,9 @@ void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec,
   feed.all(reader);
   parser->finish();
   b.finish();
+  // The piece is done: its columns' last chunks are given back but for what they hold, so that
+  // more pieces do not mean more resident memory.
+  p.run.iterations.shrink_to_fit();
   p.run.lines_read = reader.line_number() - (p.first_line - 1);
   p.run.bytes_read = reader.bytes_read();
   p.oversized = reader.oversized_lines();

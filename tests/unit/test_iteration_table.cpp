@@ -234,6 +234,16 @@ TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
       t.pop_back();
       ref.pop_back();
     }
+    // A piece done with (chunked parsing gives back its columns' unused room), then grown
+    // again: by 600,000 records in trial 5, past the next chunk of every column type.
+    if (trial % 2 == 1) {
+      t.shrink_to_fit();
+      for (std::size_t k = 0, more = trial == 5 ? 600000 : rng() % 300; k < more; ++k) {
+        const Iteration it = record(ref.size(), noise, rng);
+        t.push_back(it);
+        ref.push_back(as_stored(it));
+      }
+    }
     // A second piece appended, and a copy.
     IterationTable piece;
     for (std::size_t k = 0; k < n / 3; ++k) {
@@ -241,6 +251,7 @@ TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
       piece.push_back(it);
       ref.push_back(as_stored(it));
     }
+    if (trial % 3 == 0) piece.shrink_to_fit();
     t.append(std::move(piece));
     // The table is now two segments: rewrites land in either, and pops may empty the second.
     for (int w = 0; w < 20 && !ref.empty(); ++w) {
@@ -285,6 +296,36 @@ TEST(IterationTable, TheComparisonSeesOneChangedValue) {
   // loss, FLOPs, comm, whole-second timestamps: 56 B a record as plain columns) cost their one
   // exception, the changed step (16 B).
   EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 4 + 4 + 8) + 16u);
+}
+
+// A table done growing keeps only what it holds: 300,000 times that are no decimal (a column of
+// doubles, 2 MiB chunks of 262,144) take two whole chunks, 4,194,304 bytes, and then
+// (262,144 + 37,856) x 8 = 2,400,000 bytes; the other columns follow rules (no storage). Records
+// read back the same before and after, and after growing again past the shrunk chunk.
+TEST(IterationTable, ShrinkingKeepsTheRecordsAndGivesBackTheUnusedChunkTail) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  IterationTable t;
+  std::vector<Iteration> ref;
+  const auto add = [&](std::size_t count) {
+    for (std::size_t k = 0; k < count; ++k) {
+      Iteration it;
+      it.step = static_cast<std::int64_t>(ref.size());
+      it.time_s = u(rng);
+      t.push_back(it);
+      ref.push_back(it);
+    }
+  };
+  add(300000);
+  EXPECT_EQ(t.memory_bytes(), 4194304u);
+  t.shrink_to_fit();
+  EXPECT_EQ(t.memory_bytes(), 2400000u);
+  expect_same(t, ref, 0);
+  const IterationTable copy = t;
+  expect_same(copy, ref, 1);
+  add(300000);  // 600,000 records: three chunks again, the second one grown back whole
+  EXPECT_EQ(t.memory_bytes(), 3u * 4194304u / 2u);
+  expect_same(t, ref, 2);
 }
 
 // Lines of a piece moved by the lines before it: every line but the unknown ones (0), whether
