@@ -58,6 +58,10 @@ class DecimalColumn {
   }
 
   [[nodiscard]] std::size_t bytes() const { return digits_.bytes() + doubles_.bytes(); }
+  void reserve(std::size_t n) {
+    digits_.reserve(n);
+    doubles_.reserve(n);
+  }
   void shrink_to_fit() {
     digits_.shrink_to_fit();
     doubles_.shrink_to_fit();

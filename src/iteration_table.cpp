@@ -136,6 +136,23 @@ struct Segment {
            (in(RecordFields::kPhases) && phases);
   }
 
+  void reserve(std::size_t records) {
+    step.reserve(records);
+    count.reserve(records);
+    line.reserve(records);
+    rank.reserve(records);
+    file.reserve(records);
+    timestamp.reserve(records);
+    time.reserve(records);
+    tokens.reserve(records);
+    samples.reserve(records);
+    loss.reserve(records);
+    model_flops.reserve(records);
+    reported_flops.reserve(records);
+    reported_mfu.reserve(records);
+    for (auto& p : phase) p.reserve(records);
+  }
+
   void shrink_to_fit() {
     step.shrink_to_fit();
     count.shrink_to_fit();
@@ -174,6 +191,7 @@ struct alignas(128) IterationTable::Impl {
   std::vector<Segment> segments;    // none while the table is empty
   std::vector<std::size_t> starts;  // the first record of each segment
   std::size_t n = 0;
+  std::size_t reserved = 0;  // reserve()'s hint, for a segment not yet made
 
   /// The segment holding record i (< n) and i's index in it.
   [[nodiscard]] std::pair<std::size_t, std::size_t> locate(std::size_t i) const {
@@ -284,7 +302,7 @@ IterationTable& IterationTable::operator=(const IterationTable& o) {
 
 void IterationTable::push_back(const Iteration& it) {
   if (impl_->segments.empty()) {
-    impl_->segments.emplace_back();
+    impl_->segments.emplace_back().reserve(impl_->reserved);
     impl_->starts.push_back(0);
   }
   Segment& last = impl_->segments.back();
@@ -395,6 +413,11 @@ void IterationTable::shift_lines(std::uint32_t lines) {
 
 void IterationTable::clear() {
   impl_ = std::make_unique<Impl>();
+}
+
+void IterationTable::reserve(std::size_t records) {
+  impl_->reserved = records;
+  if (!impl_->segments.empty()) impl_->segments.back().reserve(records);
 }
 
 void IterationTable::shrink_to_fit() {

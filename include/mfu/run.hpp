@@ -161,6 +161,9 @@ class IterationTable {
   void clear();
   /// Bytes held by the columns.
   [[nodiscard]] std::size_t memory_bytes() const;
+  /// Expects about `records` more records (a hint: columns that need storage start with room
+  /// for that many, up to one 2 MiB chunk each).
+  void reserve(std::size_t records);
   /// Gives back the columns' room for records not yet written (a table that is done growing;
   /// more records may still be added, at the cost of a copy).
   void shrink_to_fit();

@@ -172,7 +172,7 @@ void NativeRecord::number(const NativeKey& k, std::string_view key, double value
       return;
     case T::kDuration: ev_.duration_s = value * k.scale; return;
     case T::kPhase: it_.at(k.phase) = value * k.scale; return;
-    case T::kOther: meta_numbers_.emplace_back(std::string(key), value); return;
+    case T::kOther: meta_numbers_.emplace_back(key, value); return;
   }
 }
 
@@ -226,7 +226,7 @@ void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
     // The first meta line's values stand (the same rule in the streaming and the parallel
     // reader); a later, different value is a warning naming both lines.
     for (const auto& [k, v] : meta_numbers_)
-      if (std::isfinite(v)) out.meta_first(k == "world_size" ? "gpus" : k, v, line);
+      if (std::isfinite(v)) out.meta_first(k == "world_size" ? "gpus" : std::string(k), v, line);
     for (const auto& [k, v] : meta_texts_)
       if (!v.empty()) out.meta_first(k, v, line);
     return;

@@ -39,7 +39,10 @@ struct NativeKey {
 /// A key inside "phases"/"timers" ("forward_s", "comm_ms"; a bare name is seconds).
 [[nodiscard]] NativeKey resolve_phase_key(std::string_view key);
 
-/// One native line (meta, iteration or event) as it is read, key by key.
+/// One native line (meta, iteration or event) as it is read, key by key. The keys passed to
+/// number() must stay valid until emit(): numbers under keys that are no field are kept as
+/// views (on a step line they are ignored, and copying "lr" and "grad_norm" into strings was
+/// most of the native reader's memcpy).
 class NativeRecord {
  public:
   void number(std::string_view key, double value) { number(resolve_number_key(key), key, value); }
@@ -62,7 +65,7 @@ class NativeRecord {
   Iteration it_;
   Event ev_;
   std::string event_kind_;
-  std::vector<std::pair<std::string, double>> meta_numbers_;
+  std::vector<std::pair<std::string_view, double>> meta_numbers_;
   std::vector<std::pair<std::string, std::string>> meta_texts_;
   std::string bad_;  // first invalid value, for the diagnostic
 };

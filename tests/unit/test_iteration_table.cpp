@@ -207,6 +207,8 @@ TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
     // doubles, 1,048,576 file indices).
     const std::size_t n = trial == 5 ? 1100000 : 1 + rng() % (trial % 3 == 0 ? 100000 : 3000);
     IterationTable t;
+    // Expecting some number of records, more or fewer than come (a hint only).
+    if (trial % 4 == 2) t.reserve(rng() % 200000);
     std::vector<Iteration> ref;
     for (std::size_t k = 0; k < n; ++k) {
       const Iteration it = record(k, noise, rng);
@@ -246,6 +248,7 @@ TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
     }
     // A second piece appended, and a copy.
     IterationTable piece;
+    if (trial % 4 == 3) piece.reserve(n / 3);
     for (std::size_t k = 0; k < n / 3; ++k) {
       const Iteration it = record(ref.size() + k, noise, rng);
       piece.push_back(it);
@@ -326,6 +329,29 @@ TEST(IterationTable, ShrinkingKeepsTheRecordsAndGivesBackTheUnusedChunkTail) {
   add(300000);  // 600,000 records: three chunks again, the second one grown back whole
   EXPECT_EQ(t.memory_bytes(), 3u * 4194304u / 2u);
   expect_same(t, ref, 2);
+}
+
+// 600 times that are no decimal (a column of doubles; the other columns follow rules): a table
+// expecting 1,000 records holds them in the 1,000 slots it started with (8,000 bytes), one that
+// expects nothing in 256 slots doubled twice (1,024 slots: 8,192 bytes). Both read back alike.
+TEST(IterationTable, AReservedTableStartsWithRoomForWhatItExpects) {
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  IterationTable expecting, plain;
+  expecting.reserve(1000);
+  std::vector<Iteration> ref;
+  for (std::size_t k = 0; k < 600; ++k) {
+    Iteration it;
+    it.step = static_cast<std::int64_t>(k);
+    it.time_s = u(rng);
+    expecting.push_back(it);
+    plain.push_back(it);
+    ref.push_back(it);
+  }
+  EXPECT_EQ(expecting.memory_bytes(), 8000u);
+  EXPECT_EQ(plain.memory_bytes(), 8192u);
+  expect_same(expecting, ref, 0);
+  expect_same(plain, ref, 1);
 }
 
 // Lines of a piece moved by the lines before it: every line but the unknown ones (0), whether
