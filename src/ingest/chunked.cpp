@@ -33,8 +33,9 @@ constexpr std::size_t kScanWindows[] = {kFirstScan, kScan};
 /// thread that runs slower (a virtual CPU the host lends elsewhere, page-cache pages the host
 /// must bring back) parses fewer bytes instead of keeping the others waiting at the end. With
 /// one piece per thread, the two threads of `mfu analyze` on a 1 GiB native log finished up to
-/// 0.25 s apart (perf timeline, 2-vCPU VM). Each piece's columns end in a partly filled 2 MiB
-/// chunk, given back when the piece is done (IterationTable::shrink_to_fit).
+/// 0.25 s apart (perf timeline, 2-vCPU VM). More were no faster (4 and 8 per thread, alternating
+/// runs), and each piece's columns end in a partly filled 2 MiB chunk (8 per thread: peak RSS
+/// 233 -> 292 MB; IterationTable::shrink_to_fit gives back only the mostly empty ones).
 constexpr unsigned kPiecesPerThread = 2;
 
 struct Fd {
@@ -181,9 +182,11 @@ struct Piece {
 
 void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec,
                  const IngestOptions& opt) {
-  // A record takes 190 bytes of a native log and 350 of a Megatron one (tests/bench/compare.sh):
-  // 128 over-reserves, which the shrink below gives back.
-  p.run.iterations.reserve((p.end - p.begin) / 128);
+  // A record takes about 190 bytes of a native log and 350 of a Megatron one (the files of
+  // tests/bench/compare.sh). A column's reserved room is filled when it is made, so 256 bytes a
+  // record: a native piece grows once more, a Megatron one fills a little more than it uses
+  // (128 took 64 MiB Megatron logs from 5,600 to 6,400 page faults).
+  p.run.iterations.reserve((p.end - p.begin) / 256);
   RunBuilder b(p.run, opt, path, 0);
   auto parser = spec.make_line_parser(b);
   LineFeed feed(spec, *parser, b);
@@ -208,8 +211,8 @@ void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec,
   feed.all(reader);
   parser->finish();
   b.finish();
-  // The piece is done: its columns' last chunks are given back but for what they hold, so that
-  // more pieces do not mean more resident memory.
+  // The piece is done: its columns' mostly empty last chunks are given back but for what they
+  // hold.
   p.run.iterations.shrink_to_fit();
   p.run.lines_read = reader.line_number() - (p.first_line - 1);
   p.run.bytes_read = reader.bytes_read();
