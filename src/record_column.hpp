@@ -155,10 +155,10 @@ class Column {
     if (!dense_) return exceptions_.capacity() * sizeof(exceptions_[0]);
     return capacity() * sizeof(T);
   }
-  /// Gives back the slots past the last value of plain storage: a column that will not grow
-  /// much more (a finished piece of a file) keeps only what it holds. Its last chunk is a whole
-  /// 2 MiB huge page however little of it is used: with 16 pieces of a 1 GiB native log those
-  /// tails took peak RSS from 233 to 292 MB. Writing past the end afterwards grows it again.
+  /// Gives back the unused end of plain storage's last chunk when most of it is unused: a column
+  /// that will not grow much more (a finished piece of a file). A 2 MiB chunk is a whole huge
+  /// page however little of it is used: with 16 pieces of a 1 GiB native log those tails took
+  /// peak RSS from 233 to 292 MB. Writing past the end afterwards grows the chunk again.
   void shrink_to_fit() {
     if (!dense_ || chunks_.empty()) return;
     const std::size_t before_last = (chunks_.size() - 1) * kChunk;
@@ -176,7 +176,7 @@ class Column {
   }
   /// Expects about `n` values: plain storage starts with room for that many (up to one chunk)
   /// instead of 256 doubled as it fills, which copies the values each time and faults in fresh
-  /// pages (a 1 GiB native log's pieces: 21,100 -> 14,600 page faults).
+  /// pages (with the pieces of a 1 GiB native log reserving, 20,600 -> 14,600 page faults).
   void reserve(std::size_t n) { reserved_ = std::min(n, kChunk); }
   void clear() {
     chunks_.clear();
