@@ -4,6 +4,7 @@
 #include "trace/event_fields.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "text.hpp"
@@ -54,6 +55,36 @@ std::string_view value_at(std::string_view ev, std::size_t i) {
   return ev.substr(i, j - i);
 }
 
+/// The string whose opening quote is at `open` (its closing quote at `close`): when it is a key
+/// ('{' or ',' before it, ':' after it), takes its value into its slot of `f` if it is a wanted
+/// key not seen before, and returns where its value starts; else returns the position after it.
+std::size_t take_string(std::string_view ev, std::size_t open, std::size_t close, EventFields& f) {
+  const std::size_t n = ev.size();
+  std::size_t before = open;
+  while (before > 0 && is_space(ev[before - 1])) --before;
+  std::size_t after = close + 1;
+  while (after < n && is_space(ev[after])) ++after;
+  const bool key = (before == 0 || ev[before - 1] == '{' || ev[before - 1] == ',') && after < n &&
+                   ev[after] == ':';
+  if (!key) return close + 1;
+  std::string_view* slot = slot_for(ev.substr(open + 1, close - open - 1), f);
+  std::size_t v = after + 1;
+  while (v < n && is_space(ev[v])) ++v;
+  if (slot != nullptr && slot->data() == nullptr) {
+    *slot = value_at(ev, v);
+    // An empty string value still counts as found (a later key of that name is not it).
+    if (slot->data() == nullptr) *slot = ev.substr(n);
+  }
+  return v;
+}
+
+/// The bytes the one-pass event reader stops at: quotes and brackets.
+constexpr std::array<bool, 256> kEventStops = [] {
+  std::array<bool, 256> t{};
+  for (const unsigned char c : std::string_view("\"{}[]")) t[c] = true;
+  return t;
+}();
+
 }  // namespace
 
 EventFields read_event_fields(std::string_view ev) {
@@ -66,27 +97,36 @@ EventFields read_event_fields(std::string_view ev) {
     const auto open = static_cast<std::size_t>(q - ev.data());
     const std::size_t close = string_end(ev, open + 1);
     if (close >= n) break;
-    std::size_t before = open;
-    while (before > 0 && is_space(ev[before - 1])) --before;
-    std::size_t after = close + 1;
-    while (after < n && is_space(ev[after])) ++after;
-    const bool key = (before == 0 || ev[before - 1] == '{' || ev[before - 1] == ',') && after < n &&
-                     ev[after] == ':';
-    if (!key) {
-      i = close + 1;
-      continue;
-    }
-    std::string_view* slot = slot_for(ev.substr(open + 1, close - open - 1), f);
-    std::size_t v = after + 1;
-    while (v < n && is_space(ev[v])) ++v;
-    if (slot != nullptr && slot->data() == nullptr) {
-      *slot = value_at(ev, v);
-      // An empty string value still counts as found (a later key of that name is not it).
-      if (slot->data() == nullptr) *slot = ev.substr(n);
-    }
-    i = v;
+    i = take_string(ev, open, close, f);
   }
   return f;
+}
+
+std::size_t read_event(std::string_view text, EventFields& f) {
+  f = EventFields{};
+  const std::size_t n = text.size();
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (!kEventStops[c]) {
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      const std::size_t close = string_end(text, i + 1);
+      if (close >= n) return 0;
+      // A key's value is read where it starts; its brackets, if any, are counted from there.
+      i = take_string(text, i, close, f);
+    } else if (c == '{' || c == '[') {
+      ++depth;
+      ++i;
+    } else {
+      if (depth == 0) return 0;  // not an object's text (a stray closing bracket)
+      ++i;
+      if (--depth == 0) return i;
+    }
+  }
+  return 0;
 }
 
 }  // namespace mfu::detail

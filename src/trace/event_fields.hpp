@@ -18,4 +18,10 @@ struct EventFields {
 /// Reads the fields of one event object's text.
 [[nodiscard]] EventFields read_event_fields(std::string_view ev);
 
+/// Reads the fields of the event object that `text` starts with ('{') and finds where it ends,
+/// in the same pass: the length of the event's text through its closing brace, with `f` what
+/// read_event_fields gives for that text; 0 when `text` ends before the event does (`f` is then
+/// unspecified). Strings and nesting are skipped as JSON has them; nothing else is validated.
+[[nodiscard]] std::size_t read_event(std::string_view text, EventFields& f);
+
 }  // namespace mfu::detail

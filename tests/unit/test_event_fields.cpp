@@ -146,6 +146,84 @@ TEST(EventFields, TheComparisonSeesAWrongOccurrence) {
   EXPECT_TRUE(read_event_fields(ev).name.empty());
 }
 
+/// Where the object that `text` starts with ends, as a JSON value scan finds it (strings
+/// skipped with their escapes, brackets of both kinds counted): its length, 0 when not closed.
+std::size_t reference_end(std::string_view text) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+bool same_field(std::string_view a, std::string_view b) {
+  return a == b && (a.data() == nullptr) == (b.data() == nullptr);  // found, or not
+}
+
+/// read_event on an event followed by what comes after it in a trace: the event's length, and
+/// the fields read_event_fields gives for the event alone; a cut before its end is no event.
+void expect_same_event(const std::string& ev, std::string_view after, bool every_cut) {
+  const std::string text = ev + std::string(after);
+  ASSERT_EQ(reference_end(text), ev.size()) << ev;
+  EventFields got;
+  ASSERT_EQ(read_event(text, got), ev.size()) << text;
+  const EventFields want = read_event_fields(ev);
+  const std::pair<std::string_view, std::string_view> fields[] = {
+      {got.ph, want.ph},      {got.cat, want.cat},
+      {got.name, want.name},  {got.ts, want.ts},
+      {got.dur, want.dur},    {got.pid, want.pid},
+      {got.tid, want.tid},    {got.correlation, want.correlation},
+      {got.flops, want.flops}};
+  for (const auto& [a, b] : fields)
+    EXPECT_TRUE(same_field(a, b)) << a << " vs " << b << " in " << ev;
+  for (std::size_t cut = 0; cut < ev.size(); cut += every_cut ? 1 : 1 + ev.size() / 7) {
+    EventFields part;
+    EXPECT_EQ(read_event(std::string_view(text).substr(0, cut), part), 0u) << cut << " of " << ev;
+  }
+}
+
+/// What may follow an event in a trace: the next event, the end of the array, spaces.
+constexpr std::string_view kAfter[] = {"",   ",", "]}", " ,\n  {\"ph\": \"X\", \"ts\": 1}",
+                                       "}]", "{"};
+
+TEST(EventFields, OnePassEventsEndWhereAScanEndsThemWithTheSameFields) {
+  std::mt19937_64 rng(31);
+  for (int i = 0; i < 20000; ++i) expect_same_event(random_event(rng), kAfter[i % 6], i % 50 == 0);
+  // Arrays, nested objects and brackets inside strings in the arguments.
+  for (const std::string ev :
+       {R"({"args": {"dims": [[1, 2], [3]], "ts": "]"}, "ph": "X", "ts": 5})",
+        R"({"ph":"X","args":{"list":[{"ts":3},"}",[]],"flops":2},"dur":[1,{"x":"{"}]})",
+        R"({"name": "a\"}b", "cat": "kernel", "args": {}})", R"({})", R"({"ts":[]})"}) {
+    for (const std::string_view after : kAfter) expect_same_event(ev, after, true);
+  }
+}
+
+TEST(EventFields, RealEventsReadInOnePassGiveTheSameFields) {
+  std::ifstream in(test::test_data("pytorch113_legacy_profiler_trace.json"));
+  const auto doc = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  std::size_t n = 0;
+  for (const auto& e : doc.is_array() ? doc : doc.value("traceEvents", nlohmann::json::array())) {
+    expect_same_event(e.dump(), kAfter[n % 6], false);
+    expect_same_event(e.dump(1), kAfter[(n + 1) % 6], false);
+    ++n;
+  }
+  EXPECT_GT(n, 100u);
+}
+
 }  // namespace
 }  // namespace mfu::detail
 
