@@ -236,11 +236,12 @@ TEST(IterationTable, ReadsBackWhatWasWrittenWhateverTheColumnsRepresentation) {
       t.pop_back();
       ref.pop_back();
     }
-    // A piece done with (chunked parsing gives back its columns' unused room), then grown
-    // again: by 600,000 records in trial 5, past the next chunk of every column type.
+    // A piece done with (chunked parsing gives back its columns' mostly empty last chunks),
+    // then grown again: by 300,000 records in trial 5, past the shrunk chunk of every column
+    // type and into a new chunk of the 8-byte ones.
     if (trial % 2 == 1) {
       t.shrink_to_fit();
-      for (std::size_t k = 0, more = trial == 5 ? 600000 : rng() % 300; k < more; ++k) {
+      for (std::size_t k = 0, more = trial == 5 ? 300000 : rng() % 300; k < more; ++k) {
         const Iteration it = record(ref.size(), noise, rng);
         t.push_back(it);
         ref.push_back(as_stored(it));
@@ -301,6 +302,21 @@ TEST(IterationTable, TheComparisonSeesOneChangedValue) {
   EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 4 + 4 + 8) + 16u);
 }
 
+/// The steps and times of `t` against the reference's, read a block of uneven size at a time
+/// (the store's other fields are checked by expect_same, which is much slower on 600,000 records).
+void expect_same_steps_and_times(const IterationTable& t, const std::vector<Iteration>& ref) {
+  ASSERT_EQ(t.size(), ref.size());
+  std::vector<Iteration> got(ref.size());
+  for (std::size_t first = 0, len = 1000; first < ref.size(); first += len, len += 7919) {
+    len = std::min(len, ref.size() - first);
+    t.read(first, len, got.data() + first, RecordFields::kStep | RecordFields::kTime);
+  }
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    ASSERT_EQ(got[i].step, ref[i].step) << i;
+    ASSERT_EQ(got[i].time_s, ref[i].time_s) << i;
+  }
+}
+
 // A table done growing keeps only what it holds: 300,000 times that are no decimal (a column of
 // doubles, 2 MiB chunks of 262,144) take two whole chunks, 4,194,304 bytes, and then
 // (262,144 + 37,856) x 8 = 2,400,000 bytes; the other columns follow rules (no storage). Records
@@ -323,12 +339,12 @@ TEST(IterationTable, ShrinkingKeepsTheRecordsAndGivesBackTheUnusedChunkTail) {
   EXPECT_EQ(t.memory_bytes(), 4194304u);
   t.shrink_to_fit();
   EXPECT_EQ(t.memory_bytes(), 2400000u);
-  expect_same(t, ref, 0);
+  expect_same_steps_and_times(t, ref);
   const IterationTable copy = t;
-  expect_same(copy, ref, 1);
+  expect_same_steps_and_times(copy, ref);
   add(300000);  // 600,000 records: three chunks again, the second one grown back whole
   EXPECT_EQ(t.memory_bytes(), 3u * 4194304u / 2u);
-  expect_same(t, ref, 2);
+  expect_same_steps_and_times(t, ref);
 }
 
 // 600 times that are no decimal (a column of doubles; the other columns follow rules): a table
