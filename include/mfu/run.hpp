@@ -164,8 +164,9 @@ class IterationTable {
   /// Expects about `records` more records (a hint: columns that need storage start with room
   /// for that many, up to one 2 MiB chunk each).
   void reserve(std::size_t records);
-  /// Gives back the columns' room for records not yet written (a table that is done growing;
-  /// more records may still be added, at the cost of a copy).
+  /// Gives back the unused end of each column whose last chunk is at least three quarters
+  /// empty (a table that is done growing; more records may still be added, at the cost of a
+  /// copy).
   void shrink_to_fit();
 
  private:
