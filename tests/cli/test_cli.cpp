@@ -328,8 +328,7 @@ TEST(Cli, HtmlReportRendersInAHeadlessBrowser) {
     }
   }
   if (browser.empty())
-    MFU_SKIP_OR_FAIL(
-        "MFU_REQUIRE_BROWSER",
+    MFU_FAIL_WITHOUT_INPUT(
         "no headless browser installed (tools/setup.sh --with-tests installs chromium)");
   const fs::path dir = fs::temp_directory_path() / ("mfu-html-" + std::to_string(::getpid()));
   fs::create_directories(dir);

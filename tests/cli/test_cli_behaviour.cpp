@@ -67,8 +67,7 @@ TEST(ManPage, RendersWithEveryCommand) {
                         "\\-\\-min\\-mfu"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   if (std::system("command -v groff >/dev/null 2>&1") != 0)
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_TOOLS",
-                     "no groff (tools/setup.sh --with-tests installs groff-base)");
+    MFU_FAIL_WITHOUT_INPUT("no groff (tools/setup.sh --with-tests installs groff-base)");
   const fs::path page = temp_path("mfu.1");
   test::write_file(page, r.out);
   const std::string cmd = "groff -man -Tutf8 -ww " + page.string() + " 2>&1 >/dev/null";
@@ -114,7 +113,7 @@ TEST(Progress, SilentWhenPipedAndVerboseShowsInfo) {
 // read shows the progress line: stdin here is a pipe fed for two seconds.
 TEST(Progress, ATerminalSeesAProgressLineForSlowInputs) {
   if (std::system("command -v script >/dev/null 2>&1") != 0)
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_TOOLS", "no script(1) (Debian's bsdutils has it)");
+    MFU_FAIL_WITHOUT_INPUT("no script(1) (Debian's bsdutils has it)");
   const fs::path log = test::source_dir() / "examples/megatron-deepspeed_gpt3-125m_8gpu.log";
   const fs::path typescript = temp_path("typescript");
   const std::string inner = "(cat " + test::shell_quote(log.string()) + "; sleep 2) | " +

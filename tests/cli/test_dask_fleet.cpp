@@ -19,8 +19,7 @@ bool dask_available() {
 
 TEST(DaskFleet, AMapReduceOnTwoWorkersEqualsMfuFleet) {
   if (!dask_available())
-    MFU_SKIP_OR_FAIL(
-        "MFU_REQUIRE_DASK",
+    MFU_FAIL_WITHOUT_INPUT(
         "Dask not installed (tools/setup.sh --with-tests installs python3-distributed)");
   const fs::path dir = fs::temp_directory_path() / ("mfu-dask-" + std::to_string(::getpid()));
   fs::remove_all(dir);

@@ -30,9 +30,9 @@ nlohmann::json analyze_json(const std::string& path) {
 
 TEST(TrainTiny, ARealPyTorchRunIsAnalysedFromItsLogAndItsTrace) {
   if (!torch_available())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_TORCH",
-                     "/usr/bin/python3 cannot import torch (tools/setup.sh --with-tests installs "
-                     "python3-torch)");
+    MFU_FAIL_WITHOUT_INPUT(
+        "/usr/bin/python3 cannot import torch (tools/setup.sh --with-tests installs "
+        "python3-torch)");
   const fs::path dir = fs::temp_directory_path() / ("mfu-tiny-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   const std::string cmd =

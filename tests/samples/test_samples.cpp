@@ -1,6 +1,5 @@
 // Every real log in ../shared/samples: detected as its folder's format, parsed, analyzed, and
-// its buckets add up to its wall time. Runs when the folder exists; skipped without it, except in
-// CI (.ci/run sets MFU_REQUIRE_SAMPLES=1), where a missing folder fails.
+// its buckets add up to its wall time. A missing folder fails (MFU_SAMPLES_DIR points elsewhere).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,9 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define SKIP_OR_FAIL_WITHOUT_SAMPLES()    \
-  MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", \
-                   "../shared/samples is not here: the walk over real logs is skipped")
+#define FAIL_WITHOUT_SAMPLES() \
+  MFU_FAIL_WITHOUT_INPUT("../shared/samples is not here: these tests walk its real logs")
 
 /// Files the samples README calls "not logs, kept for context": an author's own report.
 bool not_a_log(const std::string& name) {
@@ -67,12 +65,12 @@ std::string sniff_format(const fs::path& p) {
 }
 
 TEST(Samples, FolderIsPresentOrSaysSo) {
-  if (test::samples_dir().empty()) SKIP_OR_FAIL_WITHOUT_SAMPLES();
+  if (test::samples_dir().empty()) FAIL_WITHOUT_SAMPLES();
   EXPECT_GT(sample_files().size(), 20u);
 }
 
 TEST(Samples, EveryLogIsDetectedAsItsFoldersFormatAndParses) {
-  if (test::samples_dir().empty()) SKIP_OR_FAIL_WITHOUT_SAMPLES();
+  if (test::samples_dir().empty()) FAIL_WITHOUT_SAMPLES();
   for (const auto& p : sample_files()) {
     const std::string folder = p.parent_path().filename().string();
     const auto expected = expected_formats(folder);
@@ -88,7 +86,7 @@ TEST(Samples, EveryLogIsDetectedAsItsFoldersFormatAndParses) {
 }
 
 TEST(Samples, EveryLogIsAnalyzedAndItsBucketsAddUpToItsWallTime) {
-  if (test::samples_dir().empty()) SKIP_OR_FAIL_WITHOUT_SAMPLES();
+  if (test::samples_dir().empty()) FAIL_WITHOUT_SAMPLES();
   const GpuDatabase db = GpuDatabase::builtin();
   for (const auto& p : sample_files()) {
     const std::string name = p.filename().string();
@@ -118,7 +116,7 @@ TEST(Samples, EveryLogIsAnalyzedAndItsBucketsAddUpToItsWallTime) {
 /// Where a log prints its own TFLOP/s, mfu recomputes it from the model shape and batch found
 /// in the log (or given as flags) under the framework's convention: within 2%.
 TEST(Samples, FrameworkThroughputIsReproducedWithinTwoPercent) {
-  if (test::samples_dir().empty()) SKIP_OR_FAIL_WITHOUT_SAMPLES();
+  if (test::samples_dir().empty()) FAIL_WITHOUT_SAMPLES();
   struct Case {
     const char* file;
     AnalyzeOptions opt;
@@ -148,7 +146,7 @@ TEST(Samples, FrameworkThroughputIsReproducedWithinTwoPercent) {
 }
 
 TEST(Samples, ImpossiblePrintedMfuIsNotTrusted) {
-  if (test::samples_dir().empty()) SKIP_OR_FAIL_WITHOUT_SAMPLES();
+  if (test::samples_dir().empty()) FAIL_WITHOUT_SAMPLES();
   // torchtitan fork printing mfu ~15000% (PROVENANCE: a FLOP-counting bug).
   const mfu::Run run =
       ingest({(test::samples_dir() / "torchtitan/qiu023_phase4_kimi_436m_baseline_fsdp_train.log")
@@ -199,7 +197,7 @@ const std::set<std::string>& pending_next_folders() {
 
 TEST(SamplesNext, EveryFolderIsLandedOrPending) {
   const fs::path root = test::samples_next_dir();
-  if (root.empty()) SKIP_OR_FAIL_WITHOUT_SAMPLES();
+  if (root.empty()) FAIL_WITHOUT_SAMPLES();
   for (const auto& e : fs::directory_iterator(root)) {
     if (!e.is_directory()) continue;
     const std::string folder = e.path().filename().string();
@@ -210,7 +208,7 @@ TEST(SamplesNext, EveryFolderIsLandedOrPending) {
 
 TEST(SamplesNext, LandedFoldersAreDetectedReadAndAnalyzedOrRefused) {
   const fs::path root = test::samples_next_dir();
-  if (root.empty()) SKIP_OR_FAIL_WITHOUT_SAMPLES();
+  if (root.empty()) FAIL_WITHOUT_SAMPLES();
   const GpuDatabase db = GpuDatabase::builtin();
   for (const auto& [folder, formats] : landed_next_folders()) {
     ASSERT_TRUE(fs::is_directory(root / folder)) << folder;

@@ -35,8 +35,7 @@ TEST(DeepSpeedDefault, EngineStepLinesAreTimedByTheirTimestamps) {
 TEST(DeepSpeedDefault, TimestampsAgreeWithTheThroughputTimer) {
   const std::string path =
       test::next_sample("deepspeed", "deepspeedai_DeepSpeedExamples_dschat_step2");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/deepspeed is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/deepspeed is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "deepspeed");
   ASSERT_EQ(r.iterations.size(), 184u);
@@ -54,8 +53,7 @@ TEST(DeepSpeedDefault, TimestampsAgreeWithTheThroughputTimer) {
 // (forward 519 ms + backward 1815 ms would be 8 times the step).
 TEST(DeepSpeedDefault, PipelineEngineLineIsTheStep) {
   const std::string path = test::next_sample("deepspeed", "mosaicml_llm-foundry");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/deepspeed is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/deepspeed is not here");
   const mfu::Run r = ingest({path});
   ASSERT_EQ(r.iterations.size(), 1u);
   const Iteration it = r.iterations[0];
@@ -121,8 +119,7 @@ TEST(DeepSpeedDefault, StepLinesGiveWayToRicherRecords) {
 // against steps 1 4.218 s, 2: 1346.3 ms / 1.337 s, 2500: 1206.4 ms / 1.200 s (within 1%).
 TEST(DeepSpeedDefault, MegatronDeepSpeedPrintsBothAndTheyAgree) {
   const std::string path = test::next_sample("deepspeed", "liguodongiot");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/deepspeed is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/deepspeed is not here");
   const mfu::Run mega = ingest({path});
   EXPECT_EQ(mega.format, "megatron");
   // The PipelineEngine's reading: its own lines alone.

@@ -61,8 +61,7 @@ TEST(FairseqParser, Reads2018LinesWithoutAClock) {
 // second interval, 1.68 s an update. wpb 104,928 tokens an update.
 TEST(FairseqParser, Reads2019LinesByTheirWallClock) {
   const std::string path = test::next_sample("fairseq", "facebookresearch_fairseq_issue940");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/fairseq is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/fairseq is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "fairseq");
   ASSERT_EQ(r.iterations.size(), 5u);
@@ -81,8 +80,7 @@ TEST(FairseqParser, Reads2019LinesByTheirWallClock) {
 // each line). The printed wps=57.3 against wpb 1504 / 0.29 s = 5,186: 90x apart, said.
 TEST(FairseqParser, ReadsHydraLinesAndDistrustsTheirRates) {
   const std::string path = test::next_sample("fairseq", "facebookresearch_fairseq_issue2338");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/fairseq is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/fairseq is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "fairseq");
   ASSERT_EQ(r.iterations.size(), 4u);

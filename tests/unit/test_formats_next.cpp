@@ -53,8 +53,7 @@ TEST(NemoParser, ReadsTheBenchmarkRecipesLines) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.prefix);
     const std::string path = test::next_sample(c.folder, c.prefix);
-    if (path.empty())
-      MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nemo1 or nemo2 is not here");
+    if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/nemo1 or nemo2 is not here");
     const mfu::Run r = ingest({path});
     EXPECT_EQ(r.format, "nemo");
     ASSERT_EQ(r.iterations.size(), 1u);
@@ -93,8 +92,7 @@ TEST(NemoParser, RedrawsOfOneStepAreOneRecordAndTheClockTimesUntimedBars) {
 // time: nothing to judge) — the CLI test checks the exit code.
 TEST(NemoParser, LinesWithoutTimingAreRecordsWithoutTime) {
   const std::string path = test::next_sample("nemo2", "NVIDIA-NeMo_Speech_pr10128");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nemo2 is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/nemo2 is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "nemo");
   ASSERT_EQ(r.iterations.size(), 9u);
@@ -184,8 +182,7 @@ TEST(Llama2cParser, GeneratedLinesWithAndWithoutTheMfuFieldAreRead) {
 // parentheses, loss nan. Step 10: 36.58 ms, 9.2% bf16 MFU, 112241 tok/s (4105.8 tokens).
 TEST(Llama2cParser, ReadsLlmcPortLinesWithoutParentheses) {
   const std::string path = test::next_sample("llama2c", "anthonix_llm.c");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/llama2c is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/llama2c is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "nanogpt");
   ASSERT_EQ(r.iterations.size(), 11u);
@@ -238,7 +235,7 @@ TEST(NanotronParser, ReadsTheSamplesWithTheirPrefixes) {
   const std::string tiny = test::next_sample("nanotron", "huggingface_nanotron_pr23");
   const std::string resumed = test::next_sample("nanotron", "huggingface_nanotron_issue233");
   if (tiny.empty() || resumed.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/nanotron is not here");
+    MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/nanotron is not here");
   const mfu::Run a = ingest({tiny});
   EXPECT_EQ(a.format, "nanotron");
   ASSERT_EQ(a.iterations.size(), 3u);

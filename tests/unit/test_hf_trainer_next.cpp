@@ -15,8 +15,7 @@ namespace {
 // 29:00, so the 49 records hold 1740 s.
 TEST(HfTrainerNext, TrlConsoleTakesTheBarsStepsAndClock) {
   const std::string path = test::next_sample("hf_trainer", "JuncyLu");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/hf_trainer is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/hf_trainer is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "hf-trainer");
   ASSERT_EQ(r.iterations.size(), 49u);
@@ -36,7 +35,7 @@ TEST(HfTrainerNext, StateGivesTheStepsAndRoundedRatesAreSaid) {
   const std::string state = test::next_sample("hf_trainer", "hsc748NLP_NSLLM_trainer_state");
   const std::string results = test::next_sample("hf_trainer", "hsc748NLP_NSLLM_train_results");
   if (state.empty() || results.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/hf_trainer is not here");
+    MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/hf_trainer is not here");
   const mfu::Run s = ingest({state});
   ASSERT_EQ(s.iterations.size(), 1u);
   EXPECT_EQ(s.iterations[0].step, 2178);

@@ -183,7 +183,7 @@ TEST(InputsUsed, TiedEmbeddingsAndTheFrameworksCountAreExplained) {
   const std::string path =
       (test::samples_dir() / "torchtitan" / "qiu023_phase2_baseline_train.log").string();
   if (!std::filesystem::exists(path))
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples/torchtitan is not here");
+    MFU_FAIL_WITHOUT_INPUT("../shared/samples/torchtitan is not here");
   const mfu::Run run = ingest({path});
   EXPECT_EQ(run.meta.number("tied_embeddings"), 1);
   const Analysis a = analyze(run, {});

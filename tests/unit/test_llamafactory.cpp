@@ -47,7 +47,7 @@ TEST(LlamaFactoryParser, ReadsTheSamples) {
   const std::string one = test::next_sample("llamafactory", "suzushi-tw_luojiu-7b-base_llama2");
   const std::string two = test::next_sample("llamafactory", "rameyjm7");
   if (one.empty() || two.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/llamafactory is not here");
+    MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/llamafactory is not here");
   const mfu::Run a10 = ingest({one});
   EXPECT_EQ(a10.format, "llamafactory");
   EXPECT_EQ(a10.iterations.back().step, 8710);
@@ -146,8 +146,7 @@ TEST(LlamaFactoryWriters, EachStepOnceTimedByItsOwnProcess) {
 // (1091 micro-batches / 64 a step) = 2105 agrees.
 TEST(HfTrainerConsole, StepsFromTheHeaderAndTimesFromTheLoggersClock) {
   const std::string path = test::next_sample("llamafactory", "LzZzZx328");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/llamafactory is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/llamafactory is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "hf-trainer");
   EXPECT_EQ(r.meta.number("gpus"), 2);

@@ -23,8 +23,7 @@ std::size_t restarts(const mfu::Run& r) {
 TEST(MlperfNext, BlocksByTheirStepAndValidationBatchesAreNoRestarts) {
   const std::string path =
       test::next_sample("mlperf", "v5.1_Lenovo_SR680aV4-8xB300_SXM_llama31_8b_result_0");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/mlperf is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/mlperf is not here");
   const mfu::Run r = ingest({path});
   ASSERT_EQ(r.iterations.size(), 14u);
   EXPECT_EQ(restarts(r), 0u);
@@ -56,7 +55,7 @@ TEST(MlperfNext, EpochsAreCountedInTrainSamples) {
   const std::string dlrm =
       test::next_sample("mlperf", "v5.1_Quanta_Cloud_Technology_D74H-7U_dlrm_dcnv2_result_0");
   if (rgat.empty() || dlrm.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/mlperf is not here");
+    MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/mlperf is not here");
   const mfu::Run g = ingest({rgat});
   ASSERT_EQ(g.iterations.size(), 1u);
   EXPECT_EQ(g.iterations[0].step, 2598);
@@ -75,7 +74,7 @@ TEST(MlperfNext, RunsEndAtTheirStopStep) {
   const std::string big =
       test::next_sample("mlperf", "v5.1_University-of-Florida_hpg.dgxb200x8.n56_llama31_405b");
   if (flux.empty() || big.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/mlperf is not here");
+    MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/mlperf is not here");
   const mfu::Run f = ingest({flux});
   EXPECT_EQ(f.iterations.back().step, 5016);
   EXPECT_EQ(restarts(f), 0u);

@@ -17,8 +17,7 @@ namespace {
 // 26,655 for the job: one device.
 TEST(OlmoParser, ReadsTheMetricBlocks) {
   const std::string path = test::next_sample("olmo", "allenai_OLMo_issue692");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/olmo is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/olmo is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "olmo");
   ASSERT_EQ(r.iterations.size(), 3u);

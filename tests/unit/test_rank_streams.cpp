@@ -443,7 +443,7 @@ TEST(LoggingIntervals, HuggingFaceDictsTakeTheProgressBarsStepsAndTime) {
 // 1..10 at 89 s / 10 = 8.9 s per step, and the records cover about 29 minutes.
 TEST(LoggingIntervals, RealTrlConsoleIsTimedByItsBar) {
   const auto dir = test::samples_next_dir();
-  if (dir.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next is absent");
+  if (dir.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next is absent");
   const mfu::Run run = ingest(
       {(dir / "hf_trainer" / "JuncyLu_trl_DAPO_trl_grpo_qwen25vl3b_run_terminal.md").string()});
   ASSERT_EQ(run.iterations.size(), 49u);

@@ -156,7 +156,7 @@ TEST(TensorboardTags, FrameworksTagsMapToFields) {
 TEST(TensorboardSamples, MegatronMoeRun) {
   const std::string path =
       test::next_sample("tensorboard", "NVIDIA_Megatron-LM_noua_moe_debug_1n4gpu");
-  if (path.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/tensorboard is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("samples-next/tensorboard is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "tensorboard");
   ASSERT_EQ(r.iterations.size(), 6u);
@@ -179,8 +179,7 @@ TEST(TensorboardSamples, Megatron2021RunIsTimedByItsWallTimes) {
       "tensorboard", "NVIDIA_Megatron-LM_gpt3-357m_16gpu_2021_events.out.tfevents.1623896925");
   const std::string b = test::next_sample(
       "tensorboard", "NVIDIA_Megatron-LM_gpt3-357m_16gpu_2021_events.out.tfevents.1623897185");
-  if (a.empty() || b.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/tensorboard is not here");
+  if (a.empty() || b.empty()) MFU_FAIL_WITHOUT_INPUT("samples-next/tensorboard is not here");
   const mfu::Run r = ingest({a});
   ASSERT_EQ(r.iterations.size(), 100u);
   EXPECT_NEAR(r.iterations[0].loss, 11.0685, 1e-4);
@@ -196,7 +195,7 @@ TEST(TensorboardSamples, Megatron2021RunIsTimedByItsWallTimes) {
 TEST(TensorboardSamples, AnEventFileWithoutScalarsIsRefused) {
   const std::string path =
       test::next_sample("tensorboard", "NVIDIA_Megatron-LM_noua_moe_debug_EMPTY");
-  if (path.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/tensorboard is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("samples-next/tensorboard is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "tensorboard");
   EXPECT_TRUE(r.iterations.empty());
@@ -213,7 +212,7 @@ TEST(TensorboardSamples, AnEventFileWithoutScalarsIsRefused) {
 TEST(WandbFiles, SummaryIsOneRecordOfTheRun) {
   const std::string path = test::next_sample(
       "tensorboard", "jackokeefe11_nanoGPT_wandb_run-20240214_191025-bn1klkfl_files_wandb-summary");
-  if (path.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/tensorboard is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("samples-next/tensorboard is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "wandb-summary");
   ASSERT_EQ(r.iterations.size(), 1u);

@@ -86,7 +86,7 @@ TEST(TorchtuneParser, ReadsTheSamples) {
   const std::string bar = test::next_sample("torchtune", "meta-pytorch_torchtune_pr2620");
   const std::string untimed = test::next_sample("torchtune", "meta-pytorch_torchtune_pr640");
   if (bar.empty() || untimed.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/torchtune is not here");
+    MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/torchtune is not here");
   const mfu::Run r = ingest({bar});
   ASSERT_EQ(r.iterations.size(), 3u);
   const double seconds[] = {20, 18, 15};

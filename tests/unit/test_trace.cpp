@@ -194,7 +194,7 @@ namespace {
 // a few percent of it; the DataLoader operators are data wait, not idle time.
 TEST(KinetoTrace, EarlySchemaGivesItsProfilerSteps) {
   const auto dir = test::samples_next_dir();
-  if (dir.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next is absent");
+  if (dir.empty()) MFU_FAIL_WITHOUT_INPUT("../shared/samples-next is absent");
   const mfu::Run run =
       ingest({(dir / "kineto_trace" /
                "pytorch_kineto_tb_plugin_samples_resnet50_profiler_api_num_workers_4_"

@@ -17,8 +17,7 @@ namespace {
 // them, take 51 ms while the host annotates 15.95 ms): the device windows are the step times.
 TEST(KinetoNext, AmdTraceIsReadWithItsDevices) {
   const std::string path = test::next_sample("kineto_trace", "AMD-AGI_TraceLens_mi300");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/kineto_trace is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("samples-next/kineto_trace is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "kineto");
   ASSERT_EQ(r.iterations.size(), 3u);
@@ -34,8 +33,7 @@ TEST(KinetoNext, AmdTraceIsReadWithItsDevices) {
 // first and last window start and end at their own kernels.
 TEST(KinetoNext, EarlySchemaStepsAgreeWithTheHostsAnnotations) {
   const std::string path = test::next_sample("kineto_trace", "pytorch_kineto_tb_plugin");
-  if (path.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/kineto_trace is not here");
+  if (path.empty()) MFU_FAIL_WITHOUT_INPUT("samples-next/kineto_trace is not here");
   const mfu::Run r = ingest({path});
   EXPECT_EQ(r.format, "kineto");
   ASSERT_EQ(r.iterations.size(), 6u);
@@ -52,7 +50,7 @@ TEST(KinetoNext, RanksOfOneRunAreOneJob) {
   for (const char* w : {"worker0", "worker1", "worker3"}) {
     const std::string p = test::next_sample(
         "kineto_trace", std::string("facebookresearch_param_dlrm_kineto_8xV100_") + w);
-    if (p.empty()) MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/kineto_trace is not here");
+    if (p.empty()) MFU_FAIL_WITHOUT_INPUT("samples-next/kineto_trace is not here");
     paths.push_back(p);
   }
   double slowest = 0;
@@ -76,7 +74,7 @@ TEST(RanksNext, PrefixedMegatronAndTorchtitanLines) {
   const std::string mega = test::next_sample("megatron_ranks", "NVIDIA_Megatron-LM_issue1570");
   const std::string titan = test::next_sample("megatron_ranks", "pytorch_torchtitan_pr1437");
   if (mega.empty() || titan.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "samples-next/megatron_ranks is not here");
+    MFU_FAIL_WITHOUT_INPUT("samples-next/megatron_ranks is not here");
   const mfu::Run m = ingest({mega});
   EXPECT_EQ(m.format, "megatron");
   ASSERT_EQ(m.iterations.size(), 3u);

@@ -78,7 +78,7 @@ TEST(VerlParser, ReadsTheSamples) {
   const std::string one = test::next_sample("verl", "johnson7788");
   const std::string eight = test::next_sample("verl", "yuzhaouoe");
   if (one.empty() || eight.empty())
-    MFU_SKIP_OR_FAIL("MFU_REQUIRE_SAMPLES", "../shared/samples-next/verl is not here");
+    MFU_FAIL_WITHOUT_INPUT("../shared/samples-next/verl is not here");
   const mfu::Run r1 = ingest({one});
   EXPECT_EQ(r1.format, "verl");
   ASSERT_EQ(r1.iterations.size(), 1u);  // step 0 is validation only
