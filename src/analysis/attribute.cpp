@@ -201,7 +201,8 @@ void Walker::record(std::size_t i, const Iteration& it) {
   if (hosted != p_.ev.hosted.end()) in.hosted = &hosted->second;
   const RecordSplit s = decompose(in);
   for (std::size_t k = 0; k < kPartCount; ++k) b_.parts[k] += s.part[k];
-  for (std::size_t b = 0; b < kBucketCount; ++b) b_.hosted[b] += s.hosted[b];
+  if (in.hosted)  // else s.hosted is all +0 (see add_unless_zero)
+    for (std::size_t b = 0; b < kBucketCount; ++b) b_.hosted[b] += s.hosted[b];
   if (s.timers_over > 1e-9 * span) ++tot.timers_over;
   count_work(i, it, fpi, in, s);
   if (rec_.flags[i] & kRecordStall) count_stall(i, it, in, s);
@@ -235,9 +236,13 @@ void Walker::count_work(std::size_t i, const Iteration& it, double fpi, const Re
     tot.warm_time += span;
     return;
   }
+  // Most of a record's parts are zero, and these adds chain through the buckets in memory (a
+  // tenth of the walk on the 1 GiB native log). Leaving the zeros out keeps the sums bit for
+  // bit: see add_unless_zero.
   for (std::size_t k = 0; k < kPartCount; ++k)
-    tot.steady_split[static_cast<std::size_t>(kPartInfo[k].bucket)] += s.part[k];
-  for (std::size_t b = 0; b < kBucketCount; ++b) tot.steady_split[b] += s.hosted[b];
+    add_unless_zero(tot.steady_split[static_cast<std::size_t>(kPartInfo[k].bucket)], s.part[k]);
+  if (in.hosted)
+    for (std::size_t b = 0; b < kBucketCount; ++b) tot.steady_split[b] += s.hosted[b];
   tot.steady_weight += c;
   tot.iterations_steady += rec_.count(i);
   tot.time_steady += span;

@@ -176,8 +176,9 @@ RecordSplit decompose(const RecordInput& in) {
     residual = Part::kResidualTimed;
   }
   double used = 0;
-  for (double v : s.part) used += v;
-  for (double v : s.hosted) used += v;
+  for (double v : s.part) add_unless_zero(used, v);
+  if (in.hosted)  // else s.hosted is all +0
+    for (double v : s.hosted) used += v;
   s.part[idx(residual)] = R - used;
   if (s.part[idx(residual)] < -1e-9 * std::max(1.0, R))
     throw InternalError(fmt::format("a record of {} s was split into {} s of parts", R, used));

@@ -338,6 +338,13 @@ inline constexpr std::array<PartInfo, kPartCount> kPartInfo{{
   return kPartInfo[static_cast<std::size_t>(p)];
 }
 
+/// sum += v, left out when v is zero: the same bits either way for a sum that starts at +0, so
+/// a sum over mostly zero parts skips their chained adds. x + 0 == x for every x but -0, and
+/// in round-to-nearest a sum is -0 only when both of its terms are: a sum from +0 never is.
+inline void add_unless_zero(double& sum, double v) {
+  if (v != 0) sum += v;
+}
+
 struct RecordInput {
   double span = 0;                           ///< seconds the record occupies (whole record)
   double count = 1;                          ///< iterations

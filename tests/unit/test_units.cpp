@@ -168,6 +168,41 @@ TEST(FastFromChars, SameBitsAndEndAsStdFromChars) {
   }
 }
 
+// Numbers followed by what follows them in a log line (the reader must stop where the number
+// does, and a digit loop that looked past it would show): the same bits and the same end as
+// std::from_chars on the whole text.
+TEST(FastFromChars, SameBitsAndEndWithTextAfterTheNumber) {
+  std::mt19937_64 rng(43);
+  const char* tails[] = {
+      ",\"loss\":2.5}",        "}", " ms | lr", "\xff\xfe", "/2", ":", "e", "e-", ".5.5",
+      "12345678901234567890,", ""};
+  for (int i = 0; i < 200000; ++i) {
+    std::string s;
+    if (rng() % 5 == 0) s += '-';
+    const int whole = static_cast<int>(rng() % 21), fraction = static_cast<int>(rng() % 21);
+    for (int d = 0; d < whole; ++d) s += static_cast<char>('0' + rng() % 10);
+    if (rng() % 3 != 0) {
+      s += '.';
+      for (int d = 0; d < fraction; ++d) s += static_cast<char>('0' + rng() % 10);
+    }
+    if (rng() % 4 == 0) {
+      s += 'e';
+      s += std::to_string(static_cast<int>(rng() % 50) - 25);
+    }
+    s += tails[rng() % std::size(tails)];
+    double a = 0, b = 0;
+    const char* end = s.data() + s.size();
+    const char* pa = detail::fast_from_chars(s.data(), end, a);
+    const auto [pb, ec] = std::from_chars(s.data(), end, b);
+    if (ec != std::errc()) {
+      ASSERT_EQ(pa, nullptr) << s;
+      continue;
+    }
+    ASSERT_EQ(pa, pb) << s;
+    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << s << " " << a << " vs " << b;
+  }
+}
+
 }  // namespace
 }  // namespace mfu
 
