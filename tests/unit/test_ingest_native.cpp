@@ -59,8 +59,9 @@ TEST(NativeFormat, EscapedKeysAndValuesAreDecodedNotReadAsWritten) {
 // The scanner predicts each key from the line before (KeyMemo); a prediction is only a
 // shortcut, so any mix of layouts must read as each line does alone. Generated lines shuffle
 // their keys, change units, and use keys that extend one another ("time_s" and "time_sx",
-// "comm" and "comm_ms", the same name inside and outside "phases"), so a prediction that matched
-// a prefix, or a key from the other object, would change a value. Each line's time and comm
+// "comm" and "comm_ms", the same name inside and outside "phases") or differ only in their last
+// character ("time_s" and "time_x"), so a prediction that matched a prefix, compared too few
+// characters, or took a key from the other object, would change a value. Each line's time and comm
 // are known by hand: time_s = v, time_ms = v / 1000; comm = c, comm_ms = c / 1000.
 TEST(NativeFormat, KeysPredictedFromTheLineBeforeReadAsEachLineAlone) {
   std::mt19937 rng(7);
@@ -73,9 +74,10 @@ TEST(NativeFormat, KeysPredictedFromTheLineBeforeReadAsEachLineAlone) {
     const bool ms = rng() % 2, comm_ms = rng() % 2;
     std::vector<std::string> fields = {
         ms ? fmt::format("\"time_ms\":{}", v) : fmt::format("\"time_s\":{}", v),
-        fmt::format("\"time_sx\":{}", v + 1), fmt::format("\"loss\":{}", c + 2),
+        fmt::format("\"time_sx\":{}", v + 1), fmt::format("\"time_x\":{}", v + 3),
+        fmt::format("\"loss\":{}", c + 2),
         fmt::format("\"phases\":{{\"{}\":{},\"time_s\":9}}", comm_ms ? "comm_ms" : "comm", c)};
-    if (rng() % 3 == 0) fields.erase(fields.begin() + 1 + static_cast<long>(rng() % 2));
+    if (rng() % 3 == 0) fields.erase(fields.begin() + 1 + static_cast<long>(rng() % 3));
     if (layout.empty() || rng() % 4 == 0) std::shuffle(fields.begin(), fields.end(), rng);
     std::string line = fmt::format("{{\"step\":{}", step);
     for (const std::string& f : fields) line += (rng() % 5 == 0 ? " , " : ",") + f;
