@@ -120,7 +120,10 @@ Runner add_analyze(CLI::App& app, GlobalOptions& g) {
     if (f->follow)
       return follow_log(f->inputs, opt, db, f->ingest, format, f->out_file, f->interval, g);
     Output out(f->out_file, f->inputs);
-    const Run run = ingest_with_progress(f->inputs, ingest_options(f->ingest, g), g);
+    IngestOptions io = ingest_options(f->ingest, g);
+    // The loss is shown only where the records are listed.
+    io.keep_loss = format == OutputFormat::kCsv || f->per_iteration;
+    const Run run = ingest_with_progress(f->inputs, io, g);
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, db);
     // A run without step timing has no MFU and no split: refused, saying what the log lacks.

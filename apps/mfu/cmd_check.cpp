@@ -153,7 +153,9 @@ Runner add_check(CLI::App& app, GlobalOptions& g) {
     std::vector<std::string> read = f->inputs;
     if (!f->baseline.empty()) read.push_back(f->baseline);
     Output out(f->out_file, read);
-    const Run run = ingest_with_progress(f->inputs, ingest_options(f->ingest, g), g);
+    IngestOptions io = ingest_options(f->ingest, g);
+    io.keep_loss = false;  // no report of a gate lists the records
+    const Run run = ingest_with_progress(f->inputs, io, g);
     print_diagnostics(run, g);
     const Analysis a = analyze(run, opt, load_gpu_db(g));
     GateResult r = evaluate_gate(a, run, o);

@@ -317,6 +317,9 @@ struct Run {
   /// The streams of the ranks that printed step records (empty when records carry no rank).
   std::vector<RankStream> rank_streams;
   bool truncated = false;  ///< the input ended early (killed job, cut stream)
+  /// Records gave a loss that IngestOptions::keep_loss left out of `iterations` (it still
+  /// counts among the fields recovered).
+  bool loss_left_out = false;
   /// Per-rank device-level detail when the run comes from profiler traces.
   std::shared_ptr<const TraceSummary> trace;
   /// Profiler traces of a few steps of the same job, given with its log: the analysis checks

@@ -87,6 +87,8 @@ class RunBuilder {
 
  private:
   void diagnostic(Diagnostic::Severity s, std::uint64_t line, const std::string& message);
+  /// Clears the loss of `it` when the options leave it out, noting that the run had one.
+  void drop_loss_unless_kept(Iteration& it);
   std::string label_;
   std::uint64_t line_number_ = 0;
   LineAttrs line_;

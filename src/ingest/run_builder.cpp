@@ -34,13 +34,21 @@ bool clear_infinite(Iteration& it) {
 
 }  // namespace
 
+void RunBuilder::drop_loss_unless_kept(Iteration& it) {
+  if (options.keep_loss || !known(it.loss)) return;
+  run.loss_left_out = true;
+  it.loss = kUnknown;  // never stored: the loss column stays unallocated
+}
+
 void RunBuilder::replace_last(Iteration it) {
   if (clear_infinite(it)) warn(it.line, "a number on this line is out of range: left unknown");
+  drop_loss_unless_kept(it);
   run.iterations.set(run.iterations.size() - 1, it);
 }
 
 void RunBuilder::add(Iteration it) {
   if (clear_infinite(it)) warn(it.line, "a number on this line is out of range: left unknown");
+  drop_loss_unless_kept(it);
   it.file = file_index;
   if (it.line == line_number_ && line_number_ > 0) {
     if (it.rank < 0) it.rank = line_.rank;
@@ -145,6 +153,7 @@ void merge_seen(Run& into, const Run& from) {
     into.last_timestamp_s = from.last_timestamp_s;
   into.lines_read += from.lines_read;
   into.bytes_read += from.bytes_read;
+  into.loss_left_out = into.loss_left_out || from.loss_left_out;
 }
 
 void RunBuilder::diagnostic(Diagnostic::Severity s, std::uint64_t line,

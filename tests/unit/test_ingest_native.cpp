@@ -1,15 +1,21 @@
 // The native JSON Lines / CSV format, format detection, and the tolerances every reader needs.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
+#include "mfu/gpu.hpp"
 #include "mfu/ingest.hpp"
+#include "mfu/report.hpp"
 #include "test_util.hpp"
 
 namespace mfu {
@@ -98,6 +104,50 @@ TEST(NativeFormat, KeysPredictedFromTheLineBeforeReadAsEachLineAlone) {
     EXPECT_DOUBLE_EQ(all.iterations[i].at(Phase::kComm), want_comm[i]) << lines[i];
     EXPECT_EQ(all.iterations[i].at(Phase::kComm), alone.iterations[0].at(Phase::kComm)) << lines[i];
   }
+}
+
+// Without keep_loss the records carry no loss and the store holds no loss column, while the
+// fields recovered still name it and the analysis is the same bit for bit (it never reads the
+// loss); on the streaming reader and on the parallel one that cuts the file into pieces. Only
+// the second half of the records gives a loss, so in pieces only a later piece sees one. Kept,
+// the 100,000 varying losses are plain storage: 400,000 bytes or more.
+TEST(NativeFormat, LossLeftOutOnlyWhereNoReportShowsIt) {
+  constexpr int kRecords = 200000;
+  std::string text = "{\"type\":\"meta\",\"gpus\":8,\"gpu\":\"h100-sxm\"}\n";
+  for (int s = 1; s <= kRecords; ++s) {
+    text += fmt::format("{{\"step\":{},\"time_s\":0.{},\"model_flops\":2e15", s, 500 + s % 7);
+    if (s > kRecords / 2) text += fmt::format(",\"loss\":{}.{}", 9 - s % 5, s % 997);
+    text += "}\n";
+  }
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("mfu-loss-" + std::to_string(::getpid()) + ".jsonl");
+  test::write_file(path, text);
+  const GpuDatabase db = GpuDatabase::builtin();
+  for (const std::uint64_t parallel_from : {std::uint64_t{1} << 40, std::uint64_t{1}}) {
+    IngestOptions keep;
+    keep.parallel_min_bytes = parallel_from;
+    keep.threads = 2;
+    IngestOptions drop = keep;
+    drop.keep_loss = false;
+    const mfu::Run with = ingest({path.string()}, keep);
+    const mfu::Run without = ingest({path.string()}, drop);
+    ASSERT_EQ(with.iterations.size(), static_cast<std::size_t>(kRecords));
+    ASSERT_EQ(without.iterations.size(), with.iterations.size());
+    // Step 200,000 printed "9.600" (9 - 200,000 % 5, then 200,000 % 997 = 600).
+    EXPECT_FLOAT_EQ(static_cast<float>(with.iterations[kRecords - 1].loss), 9.6F);
+    EXPECT_TRUE(std::isnan(with.iterations[0].loss));
+    EXPECT_TRUE(std::isnan(without.iterations[kRecords - 1].loss));
+    // The loss is still among the fields the log gave (what inspect and a refusal list).
+    EXPECT_NE(std::find(with.fields.begin(), with.fields.end(), "loss"), with.fields.end());
+    EXPECT_EQ(without.fields, with.fields) << parallel_from;
+    EXPECT_GE(with.iterations.memory_bytes(), without.iterations.memory_bytes() + 4 * kRecords / 2)
+        << parallel_from;
+    std::ostringstream json_with, json_without;
+    render_analysis(analyze(with, {}, db), with, OutputFormat::kJson, {}, json_with);
+    render_analysis(analyze(without, {}, db), without, OutputFormat::kJson, {}, json_without);
+    EXPECT_EQ(json_with.str(), json_without.str()) << parallel_from;
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(NativeFormat, ReadsTheCsvForm) {
