@@ -379,8 +379,8 @@ struct RecordSplit {
 /// has none) and its weight, the iterations it covers; one weight for all when every record
 /// covers as many (4 B a record instead of 8: 22 MB of a 1 GiB native log's peak).
 struct MfuSlots {
-  std::vector<float> value;
-  std::vector<float> weight;  ///< a slot's own; empty when every one is `uniform_weight`
+  PerRecord<float> value;
+  PerRecord<float> weight;  ///< a slot's own; empty when every one is `uniform_weight`
   float uniform_weight = 0;
   [[nodiscard]] std::size_t size() const { return value.size(); }
   /// Slot i as distribution() takes it: a hole is {NaN, 0}.
@@ -392,6 +392,10 @@ struct MfuSlots {
   void set(std::size_t i, float v, float iterations) {
     value[i] = v;
     if (!weight.empty()) weight[i] = std::isnan(v) ? 0.0F : iterations;
+  }
+  /// Slots [first, size()) set to holes.
+  void holes_from(std::size_t first) {
+    for (std::size_t i = first; i < size(); ++i) set(i, std::numeric_limits<float>::quiet_NaN(), 0);
   }
 };
 
