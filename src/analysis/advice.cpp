@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/parallel.hpp"
 #include "analysis/stages.hpp"
 
 namespace mfu::detail {
@@ -54,9 +55,17 @@ void steady_samples(const Run& run, const WorkPlan& work, const Records& rec, An
   auto steady = [&](std::size_t i) {
     return !std::isnan(rec.time[i]) && !(rec.flags[i] & kNotSteady);
   };
-  // Two passes (count, then every stride-th) rather than a list of all steady records' indices.
+  // Two passes (count, then every stride-th) rather than a list of all steady records' indices;
+  // the count on all threads (a sum of integers: the same on any number).
+  const std::vector<PartRange> parts = parts_of(rec.time.size(), rec.threads);
+  std::vector<std::size_t> part_count(parts.size(), 0);
+  run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
+    std::size_t c = 0;
+    for (std::size_t i = lo; i < hi; ++i) c += steady(i) ? 1 : 0;
+    part_count[p] = c;
+  });
   std::size_t count = 0;
-  for (std::size_t i = 0; i < rec.time.size(); ++i) count += steady(i) ? 1 : 0;
+  for (const std::size_t c : part_count) count += c;
   const std::size_t stride = std::max<std::size_t>(1, (count + 4999) / 5000);
   const double PG = a.peak_flops_per_gpu * work.gpus;
   // Steady records 0, stride, 2 stride, ... of the count, by a countdown: `k % stride` divided
@@ -73,6 +82,17 @@ void steady_samples(const Run& run, const WorkPlan& work, const Records& rec, An
     if (known(tokens) && known(work.gpus))
       a.steady_tokens_per_s_per_gpu_sample.push_back(tokens / (t * work.gpus));
   }
+}
+
+/// The slowest record of [first, first + stride) (the first of equals); `first` when none is
+/// timed.
+std::size_t slowest_in(const Records& rec, std::size_t first, std::size_t stride) {
+  const std::size_t end = std::min(rec.time.size(), first + stride);
+  std::size_t pick = first;
+  for (std::size_t j = first; j < end; ++j)
+    if (!std::isnan(rec.time[j]) && (std::isnan(rec.time[pick]) || rec.time[j] > rec.time[pick]))
+      pick = j;
+  return pick;
 }
 
 }  // namespace
@@ -93,13 +113,17 @@ void fill_series(const Run& run, const WorkPlan& work, const Records& rec, const
   a.record_flags.assign(rec.flags.begin(), rec.flags.end());
   const std::size_t n = rec.time.size();
   steady_samples(run, work, rec, a);
-  // Series for charts: at most ~2000 points, keeping each block's slowest record.
+  // Series for charts: at most ~2000 points, keeping each block's slowest record (the first of
+  // equals). Each block is picked on its own, so the blocks are picked on all threads.
   const std::size_t stride = std::max<std::size_t>(1, (n + 1999) / 2000);
-  for (std::size_t b0 = 0; b0 < n; b0 += stride) {
-    std::size_t pick = b0;
-    for (std::size_t j = b0; j < std::min(n, b0 + stride); ++j)
-      if (!std::isnan(rec.time[j]) && (std::isnan(rec.time[pick]) || rec.time[j] > rec.time[pick]))
-        pick = j;
+  const std::size_t blocks = (n + stride - 1) / stride;
+  std::vector<std::size_t> picks(blocks);
+  // A thread picks the blocks that start in its part of the records.
+  run_parts(parts_of(n, rec.threads), [&](std::size_t, std::size_t lo, std::size_t hi) {
+    for (std::size_t b = (lo + stride - 1) / stride; b < blocks && b * stride < hi; ++b)
+      picks[b] = slowest_in(rec, b * stride, stride);
+  });
+  for (const std::size_t pick : picks) {
     if (std::isnan(rec.time[pick])) continue;
     const Iteration it = validated(run.iterations[pick]);
     SeriesPoint p;

@@ -146,6 +146,41 @@ TEST(ParallelAnalysis, ThreadsGiveTheOneThreadReportBitForBit) {
   }
 }
 
+// The chart series against a pick written out here: each block of ceil(n / 2000) records gives
+// its slowest timed record (the first of equals; outliers are not timed), from the records'
+// own times; the same points on 1, 2, 3 and 8 threads (the blocks are picked on all threads).
+TEST(ParallelAnalysis, SeriesIsTheSlowestRecordOfEachBlockOnAnyThreads) {
+  for (unsigned seed = 1; seed <= 2; ++seed) {
+    const Variant v = variant(seed);
+    const mfu::Run run = generate(v);
+    const Analysis one = analyze(run, options(1, v));
+    const std::size_t n = run.iterations.size(), stride = (n + 1999) / 2000;
+    std::vector<std::pair<std::int64_t, double>> want;
+    for (std::size_t first = 0; first < n; first += stride) {
+      std::size_t pick = n;
+      double slowest = 0;
+      for (std::size_t j = first; j < std::min(n, first + stride); ++j) {
+        const Iteration it = detail::validated(run.iterations[j]);
+        if (std::isnan(it.time_s) || (one.record_flags[j] & kRecordOutlier)) continue;
+        if (pick == n || it.time_s > slowest) {
+          pick = j;
+          slowest = it.time_s;
+        }
+      }
+      if (pick < n) want.emplace_back(run.iterations[pick].step, slowest);
+    }
+    ASSERT_GT(want.size(), 1000u);
+    for (unsigned threads : {1u, 2u, 3u, 8u}) {
+      const Analysis a = threads == 1 ? one : analyze(run, options(threads, v));
+      ASSERT_EQ(a.series.size(), want.size()) << threads;
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        ASSERT_EQ(a.series[k].step, want[k].first) << threads << " threads, point " << k;
+        ASSERT_EQ(a.series[k].time_s, want[k].second) << threads << " threads, point " << k;
+      }
+    }
+  }
+}
+
 /// Relative closeness of two sums of the same terms added in another order: a sum of n terms
 /// added one by one is off by at most about n x 2^-53 of the sum of their magnitudes (Higham,
 /// Accuracy and Stability of Numerical Algorithms, 2nd ed., section 4.2): 2.1e5 records give
