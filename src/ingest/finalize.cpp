@@ -291,7 +291,8 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
       }
     }
   }
-  constexpr std::size_t kLossField = 4;  // kScalarFields[4] is RecordFields::kLoss
+  constexpr std::size_t kLossField = 4;
+  static_assert(kScalarFields[kLossField] == RecordFields::kLoss);
   if (run.loss_left_out) seen[kLossField] = true;
   if (!seen[0]) run.timing = TimingKind::kNone;
   static constexpr const char* kScalarNames[kScalars] = {

@@ -115,6 +115,21 @@ TEST(Units, FormatsForHumans) {
 namespace mfu {
 namespace {
 
+/// fast_from_chars on all of `s` gives the bits std::from_chars gives and ends where it ends
+/// (no number where it finds none).
+void expect_as_std_from_chars(const std::string& s) {
+  double a = 0, b = 0;
+  const char* end = s.data() + s.size();
+  const char* pa = detail::fast_from_chars(s.data(), end, a);
+  const auto [pb, ec] = std::from_chars(s.data(), end, b);
+  if (ec != std::errc()) {
+    ASSERT_EQ(pa, nullptr) << s;
+    return;
+  }
+  ASSERT_EQ(pa, pb) << s;
+  ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << s << " " << a << " vs " << b;
+}
+
 TEST(FastFromChars, SameBitsAndEndAsStdFromChars) {
   // Random decimals of the shapes logs print, plus edge cases: the fast path must agree with
   // std::from_chars bit for bit and consume the same characters.
@@ -154,18 +169,7 @@ TEST(FastFromChars, SameBitsAndEndAsStdFromChars) {
           std::snprintf(buf + n, sizeof buf - n, "e%d", static_cast<int>(rng() % 60) - 30));
     inputs.emplace_back(buf, n);
   }
-  for (const auto& s : inputs) {
-    double a = 0, b = 0;
-    const char* end = s.data() + s.size();
-    const char* pa = detail::fast_from_chars(s.data(), end, a);
-    const auto [pb, ec] = std::from_chars(s.data(), end, b);
-    if (ec != std::errc()) {
-      EXPECT_EQ(pa, nullptr) << s;
-      continue;
-    }
-    ASSERT_EQ(pa, pb) << s;
-    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << s << " " << a << " vs " << b;
-  }
+  for (const auto& s : inputs) ASSERT_NO_FATAL_FAILURE(expect_as_std_from_chars(s));
 }
 
 // Numbers followed by what follows them in a log line (the reader must stop where the number
@@ -190,16 +194,7 @@ TEST(FastFromChars, SameBitsAndEndWithTextAfterTheNumber) {
       s += std::to_string(static_cast<int>(rng() % 50) - 25);
     }
     s += tails[rng() % std::size(tails)];
-    double a = 0, b = 0;
-    const char* end = s.data() + s.size();
-    const char* pa = detail::fast_from_chars(s.data(), end, a);
-    const auto [pb, ec] = std::from_chars(s.data(), end, b);
-    if (ec != std::errc()) {
-      ASSERT_EQ(pa, nullptr) << s;
-      continue;
-    }
-    ASSERT_EQ(pa, pb) << s;
-    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << s << " " << a << " vs " << b;
+    ASSERT_NO_FATAL_FAILURE(expect_as_std_from_chars(s));
   }
 }
 
