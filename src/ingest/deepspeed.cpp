@@ -60,11 +60,6 @@ class DeepSpeedParser : public LineParser {
   explicit DeepSpeedParser(RunBuilder& out) : out_(out) {}
 
   void line(std::string_view raw, std::uint64_t number) override {
-    std::string cleaned;
-    if (has_escape(raw)) {
-      cleaned = strip_ansi(raw);
-      raw = cleaned;
-    }
     std::string_view text = raw;
     const double ts = known(out_.line_attrs().timestamp_s) ? out_.line_attrs().timestamp_s
                       : (text.size() > 20 && (text.front() == '[' || text.front() == 'I'))

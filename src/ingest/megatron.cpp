@@ -34,11 +34,6 @@ class MegatronParser : public LineParser {
 
   void line(std::string_view text, std::uint64_t number) override {
     if (text.empty()) return;
-    std::string cleaned;
-    if (has_escape(text)) {
-      cleaned = strip_ansi(text);
-      text = cleaned;
-    }
     if (in_args_) {
       if (contains(text, "end of arguments")) {
         in_args_ = false;

@@ -188,11 +188,11 @@ std::size_t field_by_search(std::string_view line, std::size_t start, Field* mem
 std::size_t field_by_memo(std::string_view line, std::size_t start, const Field& memo,
                           MegatronIterationLine& out) {
   const std::size_t n = memo.prefix.size();
-  if (n == 0 || line.size() - start < n || line.compare(start, n, memo.prefix) != 0)
+  if (n == 0 || line.size() - start < n || !same_bytes(line.data() + start, memo.prefix.data(), n))
     return std::string_view::npos;
   // The prefix holds no '|' and its first ": " is its end (it was cut so), so the field is at
   // least this long and its key ends where the remembered one did.
-  std::size_t bar = line.find('|', start + n);
+  std::size_t bar = find_near(line, '|', start + n);
   if (bar == std::string_view::npos) bar = line.size();
   if (memo.kind != Field::Kind::kNone || memo.is_loss)
     apply({memo.kind, memo.is_loss}, line.substr(start + memo.key_begin, memo.key_size),

@@ -30,11 +30,6 @@ class TorchtitanParser : public LineParser {
   explicit TorchtitanParser(RunBuilder& out) : out_(out) {}
 
   void line(std::string_view raw, std::uint64_t number) override {
-    std::string cleaned;
-    if (has_escape(raw)) {
-      cleaned = strip_ansi(raw);
-      raw = cleaned;
-    }
     const std::int32_t rank =
         starts_with(raw, "[rank") ? find_rank(raw.substr(0, 16)) : out_.line_attrs().rank;
     std::string_view text = strip_rank_prefix(raw);

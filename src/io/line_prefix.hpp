@@ -65,7 +65,8 @@ struct PeeledLine {
 [[nodiscard]] PeeledLine peel_prefixes(std::string_view line);
 
 /// Cleans (ANSI codes, BOM) and peels the lines of one input, in order, carrying a
-/// timestamp that stood on a line of its own to the next line.
+/// timestamp that stood on a line of its own to the next line. The parsers of peeled formats
+/// rely on it: they see no escape sequence (and no longer search each line for one again).
 class LinePeeler {
  public:
   /// The body is valid until the next call (it may point into the peeler's own buffer).

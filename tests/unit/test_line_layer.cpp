@@ -330,6 +330,48 @@ TEST(LineLayerMatrix, EveryTextFormatReadsTheSameUnderEveryPrefix) {
   }
 }
 
+/// Each line of `text` coloured as loggers colour theirs (torchtitan, colorlog, rich): a code
+/// at its start, around every '|', after every ':' and at its end.
+std::string with_colours(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    out += "\x1b[1;32m";
+    for (const char c : line) {
+      if (c == '|')
+        out += "\x1b[2m|\x1b[22m";
+      else if (c == ':')
+        out += ":\x1b[0m";
+      else
+        out += c;
+    }
+    out += "\x1b[0m\n";
+  }
+  return out;
+}
+
+// The line layer removes escape codes before any parser sees a line (the parsers do not look
+// for them again), so a coloured log reads as the same run as the plain one.
+TEST(LineLayerMatrix, ColouredLinesReadAsPlainOnes) {
+  const PrefixKind plain = prefix_kinds().front();
+  for (const char* file : kTextExcerpts) {
+    SCOPED_TRACE(file);
+    const std::string text = test::read_file(test::test_data(file));
+    const mfu::Run base = ingest_text(text, file);
+    ASSERT_FALSE(base.iterations.empty());
+    const std::string coloured = with_colours(text);
+    ASSERT_GT(coloured.size(), text.size() + 10);
+    mfu::Run got;
+    try {
+      got = ingest_text(coloured, file);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    expect_same_run(base, got, plain, false);
+  }
+}
+
 TEST(LineLayerMatrix, APrefixTheGrammarLacksIsNotSilentlyRead) {
   // The check above can fail: a prefix outside the grammar ("<12>" syslog priority) is not
   // peeled, so detection finds no format, or fewer records.

@@ -148,3 +148,41 @@ TEST(FindRank, AgreesWithThreeSearchesOnGeneratedLines) {
     ASSERT_EQ(mfu::detail::find_rank(copy.view), find_rank_reference(line)) << line;
   }
 }
+
+// same_bytes against memcmp: every length from 0 to 80 (under, at and across the 16-byte
+// steps), equal, or differing in one byte at each position in turn, on exact-size heap copies
+// (ASan sees a read outside either range).
+TEST(SameBytes, AgreesWithMemcmpAtEveryLengthAndDifferingPosition) {
+  std::mt19937 rng(7);
+  for (std::size_t n = 0; n <= 80; ++n) {
+    std::string a(n, ' ');
+    for (char& c : a) c = static_cast<char>('a' + rng() % 26);
+    const ExactCopy x(a);
+    const ExactCopy same(a);
+    EXPECT_TRUE(mfu::detail::same_bytes(x.view.data(), same.view.data(), n)) << n;
+    for (std::size_t at = 0; at < n; ++at) {
+      std::string b = a;
+      b[at] = static_cast<char>(b[at] ^ 0x20);
+      const ExactCopy y(b);
+      EXPECT_FALSE(mfu::detail::same_bytes(x.view.data(), y.view.data(), n))
+          << "length " << n << ", differing at " << at;
+    }
+  }
+}
+
+// find_near against std::string_view::find on generated lines: bars near the start, only past
+// the byte-by-byte stretch (32 bytes), or none; `from` at the start, inside, at and past the end.
+TEST(FindNear, AgreesWithStdFindOnGeneratedLines) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 3000; ++round) {
+    const std::size_t n = rng() % 120;
+    std::string s(n, 'x');
+    const std::size_t first_bar = round % 3 == 0 ? 40 : 0;  // a third: none in the first 40
+    for (std::size_t i = first_bar; i < n; ++i)
+      if (rng() % 29 == 0) s[i] = '|';
+    const ExactCopy t(s);
+    for (const std::size_t from : {std::size_t{0}, rng() % (n + 1), n, n + 5})
+      EXPECT_EQ(mfu::detail::find_near(t.view, '|', from), s.find('|', from))
+          << "'" << s << "' from " << from;
+  }
+}
