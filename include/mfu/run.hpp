@@ -317,6 +317,10 @@ struct Run {
   /// The streams of the ranks that printed step records (empty when records carry no rank).
   std::vector<RankStream> rank_streams;
   bool truncated = false;  ///< the input ended early (killed job, cut stream)
+  /// Index in `iterations` of the first record of each job incarnation after the first (where
+  /// a restart event was derived). A native copy marks them, since the step counter alone
+  /// cannot always tell a restart from lines written out of order.
+  std::vector<std::size_t> restarts_at;
   /// Records gave a loss that IngestOptions::keep_loss left out of `iterations` (it still
   /// counts among the fields recovered).
   bool loss_left_out = false;

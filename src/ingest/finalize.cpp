@@ -39,6 +39,19 @@ void note_stream_work(Run& run, const JobRecords& job) {
         "by their order, which may pair the wrong pieces"});
 }
 
+/// The restarts the input stated (native "restart" events) become marks where the records'
+/// incarnations split; the restart events of the run are then derived from those incarnations
+/// (step 4), so a stated restart is not counted twice.
+std::vector<RestartMark> take_restart_marks(std::vector<Event>& events) {
+  std::vector<RestartMark> marks;
+  std::erase_if(events, [&](const Event& e) {
+    if (e.kind != EventKind::kRestart) return false;
+    marks.push_back({e.file, e.line, e.rank});
+    return true;
+  });
+  return marks;
+}
+
 /// Ranks peeled as node * kNodeRankStride + local ("1: [default3]:") become global ranks,
 /// node * (local ranks per node) + local, with the count of local ranks the lines show: srun
 /// numbers the nodes, torchrun the local ranks, and neither prints the global rank.
@@ -168,6 +181,8 @@ Counted count_iterations(IterationTable& t, const std::vector<std::size_t>& seg_
 
 void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   renumber_node_ranks(run);
+  std::vector<RestartMark> stated_restarts = take_restart_marks(run.events);
+  run.restarts_at.clear();
   IterationTable& t = run.iterations;
   const std::size_t n_in = t.size();
   if (n_in == 0) {
@@ -181,9 +196,11 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     return;
   }
 
-  // 1. Per-rank streams to one record per step; restarts are where a rank's counter goes back.
-  JobRecords job = combine_rank_streams(std::move(t), run.meta);
+  // 1. Per-rank streams to one record per step; restarts are where a rank's counter goes back
+  // or where the input says so.
+  JobRecords job = combine_rank_streams(std::move(t), run.meta, std::move(stated_restarts));
   t = std::move(job.table);
+  run.restarts_at.assign(job.incarnations.begin() + 1, job.incarnations.end());
   run.rank_streams = std::move(job.streams);
   note_stream_work(run, job);
   if (const std::size_t folded = combine_rank_events(run.events); folded > 0)

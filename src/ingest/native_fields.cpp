@@ -147,7 +147,7 @@ void NativeRecord::number(const NativeKey& k, std::string_view key, double value
       return;
     case T::kRank:
       if (std::isfinite(value) && value >= 0 && value < 1e9)
-        it_.rank = static_cast<std::int32_t>(value);
+        it_.rank = ev_.rank = static_cast<std::int32_t>(value);
       return;
     case T::kTimestamp:
       it_.timestamp_s = value;

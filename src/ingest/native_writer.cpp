@@ -36,8 +36,17 @@ void write_native(const Run& run, std::ostream& out) {
   }
   out << "}\n";
   const IterationTable& t = run.iterations;
+  std::size_t next_restart = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
     const Iteration it = t[i];
+    // Each later incarnation starts after a stated restart. Read back as one stream, a counter
+    // that goes back a little could pass for lines written out of order (the ranks' streams
+    // that showed the restart are combined), and a step repeated across a stated restart for
+    // one step printed twice.
+    while (next_restart < run.restarts_at.size() && run.restarts_at[next_restart] < i)
+      ++next_restart;
+    if (next_restart < run.restarts_at.size() && run.restarts_at[next_restart] == i)
+      out << fmt::format("{{\"type\":\"event\",\"kind\":\"restart\",\"step\":{}}}\n", it.step);
     std::string line = fmt::format("{{\"step\":{}", it.step);
     if (it.count != 1) line += fmt::format(",\"count\":{}", it.count);
     if (it.rank >= 0) line += fmt::format(",\"rank\":{}", it.rank);
@@ -63,7 +72,7 @@ void write_native(const Run& run, std::ostream& out) {
     out << line;
   }
   for (const Event& e : run.events) {
-    if (e.kind == EventKind::kRestart) continue;  // re-derived from the step counter
+    if (e.kind == EventKind::kRestart) continue;  // written before the record it starts at
     const char* kind = e.kind == EventKind::kCheckpointSave ? "checkpoint" : to_string(e.kind);
     std::string line =
         fmt::format("{{\"type\":\"event\",\"kind\":\"{}\",\"step\":{}", kind, e.step);

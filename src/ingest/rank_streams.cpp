@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <utility>
 
 namespace mfu::detail {
 namespace {
@@ -91,13 +92,23 @@ Repeat classify_repeat(const Iteration* r, std::size_t g, const RunMeta& meta) {
   return Repeat::kRanks;
 }
 
-/// Groups consecutive records of one step in one stream.
-Stream group_repeats(const Stream& in, const RunMeta& meta, JobRecords& out) {
+/// Groups consecutive records of one step in one stream, never across a stated restart;
+/// `marked` (the records a restart mark starts an incarnation at, ascending) becomes their
+/// places in the grouped stream.
+Stream group_repeats(const Stream& in, std::vector<std::size_t>& marked, const RunMeta& meta,
+                     JobRecords& out) {
   Stream grouped;
   grouped.reserve(in.size());
+  std::vector<std::size_t> marked_grouped;
+  auto is_marked = [&](std::size_t i) {
+    return std::binary_search(marked.begin(), marked.end(), i);
+  };
   for (std::size_t i = 0; i < in.size();) {
     std::size_t g = 1;
-    while (i + g < in.size() && in[i + g].step == in[i].step && in[i].step >= 0) ++g;
+    while (i + g < in.size() && in[i + g].step == in[i].step && in[i].step >= 0 &&
+           !is_marked(i + g))
+      ++g;
+    if (is_marked(i)) marked_grouped.push_back(grouped.size());
     if (g == 1) {
       grouped.push_back(in[i++]);
       continue;
@@ -119,6 +130,7 @@ Stream group_repeats(const Stream& in, const RunMeta& meta, JobRecords& out) {
     }
     i += g;
   }
+  marked = std::move(marked_grouped);
   return grouped;
 }
 
@@ -132,23 +144,28 @@ std::int64_t logging_interval(const Stream& s) {
   return std::max<std::int64_t>(1, d[d.size() / 2]);
 }
 
-/// Splits a stream where its step counter goes back (restarts), putting small reorderings back
-/// in place instead.
-std::vector<Stream> split_incarnations(Stream s, std::size_t& reordered, std::size_t& restarts) {
+/// Splits a stream where a restart mark stands (`marked`, ascending places in `s`) and where
+/// its step counter goes back (restarts), putting small reorderings back in place instead.
+std::vector<Stream> split_incarnations(Stream s, const std::vector<std::size_t>& marked,
+                                       std::size_t& reordered, std::size_t& restarts) {
   const std::int64_t interval = logging_interval(s);
   std::vector<Stream> parts(1);
   std::set<std::int64_t> seen;
   std::int64_t max_step = std::numeric_limits<std::int64_t>::min();
+  std::size_t next_mark = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const Iteration& it = s[i];
-    if (it.step < 0 || it.step > max_step) {
+    while (next_mark < marked.size() && marked[next_mark] < i) ++next_mark;
+    // A mark before a stream's first record has no incarnation before it to end.
+    const bool stated = i > 0 && next_mark < marked.size() && marked[next_mark] == i;
+    if (!stated && (it.step < 0 || it.step > max_step)) {
       if (it.step >= 0) max_step = it.step;
       seen.insert(it.step);
       parts.back().push_back(it);
       continue;
     }
     const bool caught_up = i + 1 == s.size() || s[i + 1].step > max_step;
-    if (max_step - it.step <= interval && caught_up && seen.count(it.step) == 0) {
+    if (!stated && max_step - it.step <= interval && caught_up && seen.count(it.step) == 0) {
       ++reordered;
       seen.insert(it.step);
       parts.back().push_back(it);
@@ -166,6 +183,38 @@ std::vector<Stream> split_incarnations(Stream s, std::size_t& reordered, std::si
                      [](const Iteration& a, const Iteration& b) { return a.step < b.step; });
   return parts;
 }
+
+/// The restarts an input states, looked up record by record in input order.
+class RestartMarks {
+ public:
+  explicit RestartMarks(std::vector<RestartMark> marks) : marks_(std::move(marks)) {
+    std::sort(marks_.begin(), marks_.end(), before);
+  }
+  [[nodiscard]] bool empty() const { return marks_.empty(); }
+
+  /// Whether a mark for `it`'s rank stands after the previous record of that rank in `it`'s
+  /// file (anywhere before, for its first) and at or before `it`'s line.
+  bool starts_incarnation(const Iteration& it) {
+    if (marks_.empty()) return false;
+    const auto [prev, first] = last_line_.try_emplace({it.file, it.rank}, it.line);
+    const std::uint32_t after = prev->second;
+    prev->second = it.line;
+    auto m =
+        first ? std::lower_bound(marks_.begin(), marks_.end(), RestartMark{it.file, 0, -1}, before)
+              : std::upper_bound(marks_.begin(), marks_.end(), RestartMark{it.file, after, -1},
+                                 before);
+    for (; m != marks_.end() && m->file == it.file && m->line <= it.line; ++m)
+      if (m->rank < 0 || m->rank == it.rank) return true;
+    return false;
+  }
+
+ private:
+  static bool before(const RestartMark& a, const RestartMark& b) {
+    return a.file != b.file ? a.file < b.file : a.line < b.line;
+  }
+  std::vector<RestartMark> marks_;
+  std::map<std::pair<std::uint16_t, std::int32_t>, std::uint32_t> last_line_;
+};
 
 /// The sums a rank's summary is made of, one record at a time.
 class StreamSummary {
@@ -276,9 +325,11 @@ bool one_ordered_stream(const IterationTable& t) {
 
 }  // namespace
 
-JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta) {
+JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta,
+                                std::vector<RestartMark> marks) {
   JobRecords out;
-  if (one_ordered_stream(records)) {
+  RestartMarks stated(std::move(marks));
+  if (stated.empty() && one_ordered_stream(records)) {
     out.incarnations.push_back(0);
     if (!records.empty() && records[0].rank >= 0)
       out.streams.push_back(summarise(records.rank(0), records));
@@ -286,16 +337,21 @@ JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta) {
     return out;
   }
   std::map<std::int32_t, Stream> by_rank;
-  for_each_record(records,
-                  [&](std::size_t, const Iteration& it) { by_rank[it.rank].push_back(it); });
+  std::map<std::int32_t, std::vector<std::size_t>> marked;  // per stream, ascending
+  for_each_record(records, [&](std::size_t, const Iteration& it) {
+    Stream& stream = by_rank[it.rank];
+    if (stated.starts_incarnation(it)) marked[it.rank].push_back(stream.size());
+    stream.push_back(it);
+  });
   records.clear();
   std::vector<std::vector<Stream>> incarnations;
   for (auto& [rank, stream] : by_rank) {
-    Stream grouped = group_repeats(stream, meta, out);
+    std::vector<std::size_t>& starts = marked[rank];
+    Stream grouped = group_repeats(stream, starts, meta, out);
     stream.clear();
     stream.shrink_to_fit();
     std::size_t restarts = 0;
-    incarnations.push_back(split_incarnations(grouped, out.reordered, restarts));
+    incarnations.push_back(split_incarnations(grouped, starts, out.reordered, restarts));
     out.streams.push_back(summarise(rank, grouped, restarts));
   }
   std::size_t most = 0;

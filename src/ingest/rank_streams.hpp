@@ -12,9 +12,11 @@
 // incarnations; incarnation k of every stream is combined per step: the slowest rank sets the
 // step's time and its timers are the step's timers (never mixed phase by phase), the step's
 // place is where it first appears, and its timestamp is the latest (the step ends when the
-// slowest rank does).
+// slowest rank does). Restarts an input states (RestartMark) split a stream where they stand,
+// and repeats of one step on either side of one are not grouped.
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "mfu/run.hpp"
@@ -32,9 +34,20 @@ struct JobRecords {
   bool incarnations_disagree = false;     ///< ranks restarted a different number of times
 };
 
+/// Where an input says the job restarted (a native "restart" event line): the next record of
+/// its rank in its file (of every rank, when the mark names none) starts a new incarnation,
+/// whatever the step counter shows. A mark on a record's own line applies to that record.
+struct RestartMark {
+  std::uint16_t file = 0;
+  std::uint32_t line = 0;
+  std::int32_t rank = -1;
+};
+
 /// Combines `records`; `meta` gives the gradient-accumulation and GPU counts that help tell
-/// micro-batches from ranks when the lines carry no rank.
-[[nodiscard]] JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta);
+/// micro-batches from ranks when the lines carry no rank; `marks` are restarts the input
+/// states.
+[[nodiscard]] JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta,
+                                              std::vector<RestartMark> marks = {});
 
 /// Events that several ranks printed for one step (each rank's startup timers, a checkpoint
 /// every rank reports) are one event of the job: the j-th event of a kind at a step from each
