@@ -229,6 +229,8 @@ void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
       if (std::isfinite(v)) out.meta_first(k == "world_size" ? "gpus" : std::string(k), v, line);
     for (const auto& [k, v] : meta_texts_)
       if (!v.empty()) out.meta_first(k, v, line);
+    // A meta line's time is a time the log covers (printed at the start or the end of the job).
+    if (known(it_.timestamp_s)) out.timestamp(it_.timestamp_s);
     return;
   }
   if (kind_ == Kind::kEvent) {

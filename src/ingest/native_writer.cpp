@@ -1,8 +1,10 @@
 // write_native(): any run as mfu's native JSON Lines (the inverse of native_jsonl.cpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "mfu/ingest.hpp"
 
@@ -19,10 +21,9 @@ std::string quoted(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace
-
-void write_native(const Run& run, std::ostream& out) {
-  // Meta line: every metadata value, plus the format it came from.
+/// The meta line: every metadata value, the format the run came from, and when the log began
+/// (a log's first line often comes well before its first record: startup is measured from it).
+void write_meta(const Run& run, std::ostream& out) {
   out << "{\"type\":\"meta\"";
   out << ",\"framework\":" << quoted(run.format);
   for (const auto& [key, mv] : run.meta.all()) {
@@ -34,11 +35,67 @@ void write_native(const Run& run, std::ostream& out) {
       out << ',' << quoted(k) << ':' << quoted(std::get<std::string>(mv.value));
     }
   }
+  if (known(run.first_timestamp_s)) out << ",\"timestamp\":" << num(run.first_timestamp_s);
   out << "}\n";
+}
+
+std::string record_line(const Iteration& it) {
+  std::string line = fmt::format("{{\"step\":{}", it.step);
+  if (it.count != 1) line += fmt::format(",\"count\":{}", it.count);
+  if (it.rank >= 0) line += fmt::format(",\"rank\":{}", it.rank);
+  auto add = [&](const char* k, double v) {
+    if (known(v)) line += fmt::format(",\"{}\":{}", k, num(v));
+  };
+  add("time_s", it.time_s);
+  add("timestamp", it.timestamp_s);
+  add("tokens", it.tokens);
+  add("samples", it.samples);
+  add("loss", it.loss);
+  add("model_flops", it.model_flops);
+  add("achieved_flops_per_s_per_gpu", it.reported_flops_per_gpu);
+  add("mfu", it.reported_mfu);
+  std::string phases;
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    if (!known(it.phase[p])) continue;
+    phases += fmt::format("{}\"{}\":{}", phases.empty() ? "" : ",",
+                          phase_key(static_cast<Phase>(p)), num(it.phase[p]));
+  }
+  if (!phases.empty()) line += ",\"phases\":{" + phases + "}";
+  return line + "}\n";
+}
+
+std::string event_line(const Event& e) {
+  const char* kind = e.kind == EventKind::kCheckpointSave ? "checkpoint" : to_string(e.kind);
+  std::string line = fmt::format("{{\"type\":\"event\",\"kind\":\"{}\",\"step\":{}", kind, e.step);
+  if (known(e.duration_s)) line += ",\"duration_s\":" + num(e.duration_s);
+  if (known(e.timestamp_s)) line += ",\"timestamp\":" + num(e.timestamp_s);
+  if (!e.detail.empty()) line += ",\"detail\":" + quoted(e.detail);
+  return line + "}\n";
+}
+
+bool before(const Event& e, const IterationTable& t, std::size_t i) {
+  return e.file != t.file(i) ? e.file < t.file(i) : e.line < t.line(i);
+}
+
+}  // namespace
+
+void write_native(const Run& run, std::ostream& out) {
+  write_meta(run, out);
+  // Events go where they were among the records (the analysis places an event by its line: a
+  // checkpoint load before the first record is startup, after it a restart), and the restart
+  // events, derived from the step counter and the stated restarts, become marks.
+  std::vector<const Event*> events;
+  for (const Event& e : run.events)
+    if (e.kind != EventKind::kRestart) events.push_back(&e);
+  std::stable_sort(events.begin(), events.end(), [](const Event* a, const Event* b) {
+    return a->file != b->file ? a->file < b->file : a->line < b->line;
+  });
+  auto next_event = events.begin();
   const IterationTable& t = run.iterations;
   std::size_t next_restart = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
-    const Iteration it = t[i];
+    for (; next_event != events.end() && before(**next_event, t, i); ++next_event)
+      out << event_line(**next_event);
     // Each later incarnation starts after a stated restart. Read back as one stream, a counter
     // that goes back a little could pass for lines written out of order (the ranks' streams
     // that showed the restart are combined), and a step repeated across a stated restart for
@@ -46,42 +103,13 @@ void write_native(const Run& run, std::ostream& out) {
     while (next_restart < run.restarts_at.size() && run.restarts_at[next_restart] < i)
       ++next_restart;
     if (next_restart < run.restarts_at.size() && run.restarts_at[next_restart] == i)
-      out << fmt::format("{{\"type\":\"event\",\"kind\":\"restart\",\"step\":{}}}\n", it.step);
-    std::string line = fmt::format("{{\"step\":{}", it.step);
-    if (it.count != 1) line += fmt::format(",\"count\":{}", it.count);
-    if (it.rank >= 0) line += fmt::format(",\"rank\":{}", it.rank);
-    auto add = [&](const char* k, double v) {
-      if (known(v)) line += fmt::format(",\"{}\":{}", k, num(v));
-    };
-    add("time_s", it.time_s);
-    add("timestamp", it.timestamp_s);
-    add("tokens", it.tokens);
-    add("samples", it.samples);
-    add("loss", it.loss);
-    add("model_flops", it.model_flops);
-    add("achieved_flops_per_s_per_gpu", it.reported_flops_per_gpu);
-    add("mfu", it.reported_mfu);
-    std::string phases;
-    for (std::size_t p = 0; p < kPhaseCount; ++p) {
-      if (!known(it.phase[p])) continue;
-      phases += fmt::format("{}\"{}\":{}", phases.empty() ? "" : ",",
-                            phase_key(static_cast<Phase>(p)), num(it.phase[p]));
-    }
-    if (!phases.empty()) line += ",\"phases\":{" + phases + "}";
-    line += "}\n";
-    out << line;
+      out << fmt::format("{{\"type\":\"event\",\"kind\":\"restart\",\"step\":{}}}\n", t.step(i));
+    out << record_line(t[i]);
   }
-  for (const Event& e : run.events) {
-    if (e.kind == EventKind::kRestart) continue;  // written before the record it starts at
-    const char* kind = e.kind == EventKind::kCheckpointSave ? "checkpoint" : to_string(e.kind);
-    std::string line =
-        fmt::format("{{\"type\":\"event\",\"kind\":\"{}\",\"step\":{}", kind, e.step);
-    if (known(e.duration_s)) line += ",\"duration_s\":" + num(e.duration_s);
-    if (known(e.timestamp_s)) line += ",\"timestamp\":" + num(e.timestamp_s);
-    if (!e.detail.empty()) line += ",\"detail\":" + quoted(e.detail);
-    line += "}\n";
-    out << line;
-  }
+  for (; next_event != events.end(); ++next_event) out << event_line(**next_event);
+  // When the log ended (after its last record: a final evaluation, the shutdown).
+  if (known(run.last_timestamp_s))
+    out << "{\"type\":\"meta\",\"timestamp\":" << num(run.last_timestamp_s) << "}\n";
 }
 
 }  // namespace mfu
