@@ -17,7 +17,9 @@ std::string num(double v) {
   return fmt::format("{}", v);
 }
 
-std::string quoted(const std::string& s) {
+/// A JSON string literal (not `quoted`: for a non-const std::string, argument-dependent lookup
+/// picks std::quoted, which leaves control characters raw and so writes invalid JSON).
+std::string json_string(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -25,14 +27,14 @@ std::string quoted(const std::string& s) {
 /// (a log's first line often comes well before its first record: startup is measured from it).
 void write_meta(const Run& run, std::ostream& out) {
   out << "{\"type\":\"meta\"";
-  out << ",\"framework\":" << quoted(run.format);
+  out << ",\"framework\":" << json_string(run.format);
   for (const auto& [key, mv] : run.meta.all()) {
     std::string k = key == "gpu_name" ? "gpu" : key == "model_name" ? "model" : key;
     if (k == "framework") continue;
     if (const double* d = std::get_if<double>(&mv.value)) {
-      out << ',' << quoted(k) << ':' << num(*d);
+      out << ',' << json_string(k) << ':' << num(*d);
     } else {
-      out << ',' << quoted(k) << ':' << quoted(std::get<std::string>(mv.value));
+      out << ',' << json_string(k) << ':' << json_string(std::get<std::string>(mv.value));
     }
   }
   if (known(run.first_timestamp_s)) out << ",\"timestamp\":" << num(run.first_timestamp_s);
@@ -69,7 +71,7 @@ std::string event_line(const Event& e) {
   std::string line = fmt::format("{{\"type\":\"event\",\"kind\":\"{}\",\"step\":{}", kind, e.step);
   if (known(e.duration_s)) line += ",\"duration_s\":" + num(e.duration_s);
   if (known(e.timestamp_s)) line += ",\"timestamp\":" + num(e.timestamp_s);
-  if (!e.detail.empty()) line += ",\"detail\":" + quoted(e.detail);
+  if (!e.detail.empty()) line += ",\"detail\":" + json_string(e.detail);
   return line + "}\n";
 }
 

@@ -2,8 +2,11 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "mfu/analysis.hpp"
 #include "mfu/error.hpp"
@@ -78,6 +81,40 @@ void check_analysis(const Run& run) {
     require(*a.mfu_steady >= 0 && *a.mfu_steady <= 1.0 + 1e-9, "steady MFU outside 0..1");
 }
 
+/// The analysis of the run and of its native copy: the same answer (or the same refusal).
+/// Checked where MFU_FUZZ_COPY_ANALYSIS=1 (the regression replay sets it): a copy of records
+/// that are not in line order (restarts and swapped lines mixed) can still place an event
+/// elsewhere (tests/fuzz/open/ holds such an input), so random fuzzing in CI leaves it out
+/// until that is fixed.
+void check_copy_analysis(const Run& run, const Run& back) {
+  static const bool wanted = [] {
+    const char* v = std::getenv("MFU_FUZZ_COPY_ANALYSIS");
+    return v != nullptr && std::string_view(v) == "1";
+  }();
+  if (!wanted) return;
+  AnalyzeOptions o;
+  o.peak_flops = 1e15;
+  o.gpus = 8;
+  std::optional<Analysis> a, b;
+  try {
+    a = analyze(run, o);
+  } catch (const Error&) {
+  }
+  try {
+    b = analyze(back, o);
+  } catch (const Error&) {
+  }
+  require(a.has_value() == b.has_value(), "the copy is refused where the run is not, or back");
+  if (!a) return;
+  auto close = [](double x, double y) {
+    return same(x, y) || std::fabs(x - y) <= 1e-9 * std::max(1.0, std::fabs(x));
+  };
+  require(close(a->wall_time_s, b->wall_time_s), "the copy's wall time differs");
+  for (std::size_t k = 0; k < a->buckets.size() && k < b->buckets.size(); ++k)
+    require(close(a->buckets[k].seconds, b->buckets[k].seconds),
+            "the copy's " + a->buckets[k].name + " bucket differs");
+}
+
 void check_round_trip(const Run& run) {
   std::ostringstream out;
   write_native(run, out);
@@ -99,6 +136,7 @@ void check_round_trip(const Run& run) {
         same(x.time_s, y.time_s) || std::fabs(x.time_s - y.time_s) <= 1e-9 * std::fabs(x.time_s),
         "round trip changed a time");
   }
+  check_copy_analysis(run, back);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // same property checks the fuzz targets run.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "mfu/ingest.hpp"
@@ -29,6 +30,9 @@ void replay(const fs::path& root) {
 }
 
 TEST(FuzzRegressions, EveryRecordedInputPassesItsProperties) {
+  // The recorded inputs pass every property, the copy's analysis included (random fuzzing
+  // leaves that one out: see check_copy_analysis).
+  ::setenv("MFU_FUZZ_COPY_ANALYSIS", "1", 1);
   replay(fs::path(MFU_SOURCE_DIR) / "tests/fuzz/regressions");
   replay(fs::path(MFU_SOURCE_DIR) / "tests/fuzz/seeds");
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
@@ -208,6 +209,36 @@ TEST(NativeFormat, DiagnosticsAreCappedAndCounted) {
   EXPECT_EQ(r.malformed_lines, 100u);
   EXPECT_EQ(r.diagnostics.size(), 20u);
   EXPECT_EQ(r.suppressed_diagnostics, 80u);
+}
+
+// Metadata keys and texts are the log's bytes: control characters and broken UTF-8 included
+// (fuzzing found a key with NUL bytes written raw: the copy's meta line was not JSON, and the
+// copy lost the model, so its compute differed). Every line of the copy parses as JSON with
+// nlohmann (a second parser), and the values read back.
+TEST(Convert, ControlBytesInKeysAndTextsStayValidJson) {
+  mfu::Run run;
+  const std::string key(
+      "\0\x01"
+      "ab",
+      4);
+  run.meta.set(key, 16.0, "test");
+  run.meta.set("model_name",
+               std::string("x\x02"
+                           "y\xff",
+                           4),
+               "test");
+  std::ostringstream copy;
+  write_native(run, copy);
+  std::istringstream lines(copy.str());
+  for (std::string line; std::getline(lines, line);) {
+    SCOPED_TRACE(line);
+    EXPECT_TRUE(nlohmann::json::accept(line));
+  }
+  const mfu::Run back = ingest_text(copy.str(), "copy.jsonl");
+  EXPECT_EQ(back.meta.number(key), 16.0);
+  // The reader shows a control character in a text as "\x02" (a log's text never reaches
+  // a terminal raw) and a broken byte as U+FFFD.
+  EXPECT_EQ(back.meta.text("model_name"), std::optional<std::string>("x\\x02y\xef\xbf\xbd"));
 }
 
 TEST(Convert, EveryExcerptConvertsToNativeAndBackToTheSameRun) {
