@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "mfu/run.hpp"
 
@@ -109,6 +110,13 @@ inline double timed_seconds(const Run& r) {
   double s = 0;
   for (std::size_t i = 0; i < r.iterations.size(); ++i)
     if (known(r.iterations[i].time_s)) s += r.iterations[i].time_s * r.iterations[i].count;
+  return s;
+}
+
+/// The step of every record, in the table's order.
+inline std::vector<std::int64_t> steps_of(const Run& r) {
+  std::vector<std::int64_t> s;
+  for (std::size_t i = 0; i < r.iterations.size(); ++i) s.push_back(r.iterations.step(i));
   return s;
 }
 

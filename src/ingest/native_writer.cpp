@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <utility>
 #include <vector>
 
 #include "mfu/ingest.hpp"
@@ -75,8 +76,9 @@ std::string event_line(const Event& e) {
   return line + "}\n";
 }
 
-bool before(const Event& e, const IterationTable& t, std::size_t i) {
-  return e.file != t.file(i) ? e.file < t.file(i) : e.line < t.line(i);
+/// Where a line stands in the input: file, then line.
+std::pair<std::uint16_t, std::uint32_t> place(const Event& e) {
+  return {e.file, e.line};
 }
 
 }  // namespace
@@ -89,14 +91,14 @@ void write_native(const Run& run, std::ostream& out) {
   std::vector<const Event*> events;
   for (const Event& e : run.events)
     if (e.kind != EventKind::kRestart) events.push_back(&e);
-  std::stable_sort(events.begin(), events.end(), [](const Event* a, const Event* b) {
-    return a->file != b->file ? a->file < b->file : a->line < b->line;
-  });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event* a, const Event* b) { return place(*a) < place(*b); });
   auto next_event = events.begin();
   const IterationTable& t = run.iterations;
   std::size_t next_restart = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
-    for (; next_event != events.end() && before(**next_event, t, i); ++next_event)
+    for (; next_event != events.end() && place(**next_event) < std::pair{t.file(i), t.line(i)};
+         ++next_event)
       out << event_line(**next_event);
     // Each later incarnation starts after a stated restart. Read back as one stream, a counter
     // that goes back a little could pass for lines written out of order (the ranks' streams
@@ -104,8 +106,12 @@ void write_native(const Run& run, std::ostream& out) {
     // one step printed twice.
     while (next_restart < run.restarts_at.size() && run.restarts_at[next_restart] < i)
       ++next_restart;
-    if (next_restart < run.restarts_at.size() && run.restarts_at[next_restart] == i)
-      out << fmt::format("{{\"type\":\"event\",\"kind\":\"restart\",\"step\":{}}}\n", t.step(i));
+    if (next_restart < run.restarts_at.size() && run.restarts_at[next_restart] == i) {
+      Event mark;
+      mark.kind = EventKind::kRestart;
+      mark.step = t.step(i);
+      out << event_line(mark);
+    }
     out << record_line(t[i]);
   }
   for (; next_event != events.end(); ++next_event) out << event_line(**next_event);

@@ -210,7 +210,7 @@ class RestartMarks {
 
  private:
   static bool before(const RestartMark& a, const RestartMark& b) {
-    return a.file != b.file ? a.file < b.file : a.line < b.line;
+    return std::pair{a.file, a.line} < std::pair{b.file, b.line};
   }
   std::vector<RestartMark> marks_;
   std::map<std::pair<std::uint16_t, std::int32_t>, std::uint32_t> last_line_;

@@ -54,12 +54,6 @@ std::string log_of(const std::vector<Rec>& recs, int gpus = 8) {
   return text;
 }
 
-std::vector<std::int64_t> steps_of(const Run& run) {
-  std::vector<std::int64_t> s;
-  for (std::size_t i = 0; i < run.iterations.size(); ++i) s.push_back(run.iterations[i].step);
-  return s;
-}
-
 std::size_t restart_events(const Run& run) {
   std::size_t n = 0;
   for (const auto& e : run.events) n += e.kind == EventKind::kRestart ? 1 : 0;
@@ -233,7 +227,7 @@ TEST(RankStreams, SwappedLinesAreReorderingNotRestarts) {
   const mfu::Run run = ingest_text(log_of(recs), "swap.jsonl");
   ASSERT_EQ(run.iterations.size(), 100u);
   EXPECT_EQ(restart_events(run), 0u);
-  const auto steps = steps_of(run);
+  const auto steps = test::steps_of(run);
   EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end()));
 
   std::vector<Rec> interval;

@@ -17,6 +17,7 @@
 
 #include "mfu/analysis.hpp"
 #include "mfu/ingest.hpp"
+#include "test_util.hpp"
 
 namespace mfu {
 namespace {
@@ -42,12 +43,6 @@ std::string log_of(const std::vector<Line>& lines) {
   std::string text = kMeta;
   for (const auto& l : lines) text += record(l);
   return text;
-}
-
-std::vector<std::int64_t> steps_of(const Run& run) {
-  std::vector<std::int64_t> s;
-  for (std::size_t i = 0; i < run.iterations.size(); ++i) s.push_back(run.iterations[i].step);
-  return s;
 }
 
 std::vector<const Event*> restarts_of(const Run& run) {
@@ -88,7 +83,7 @@ void expect_copy_reads_back(const Run& run) {
 // swapped with 149 (49, 99, 149) without the mark.
 TEST(RestartMarks, ACopyKeepsARestartThatLooksLikeASwappedLine) {
   const mfu::Run run = ingest_text(log_of({{5, 149}, {5, 99}, {-1, 49}}), "ranks.jsonl");
-  EXPECT_EQ(steps_of(run), (std::vector<std::int64_t>{49, 149, 99}));
+  EXPECT_EQ(test::steps_of(run), (std::vector<std::int64_t>{49, 149, 99}));
   EXPECT_EQ(run.restarts_at, (std::vector<std::size_t>{2}));
   expect_copy_reads_back(run);
 }
@@ -139,13 +134,13 @@ TEST(RestartMarks, AMarkRestartsItsRankOrEveryRank) {
     return text;
   };
   const mfu::Run every = ingest_text(text_of(kRestart, 3), "every.jsonl");
-  EXPECT_EQ(steps_of(every), (std::vector<std::int64_t>{1, 2, 3, 4, 3, 4}));
+  EXPECT_EQ(test::steps_of(every), (std::vector<std::int64_t>{1, 2, 3, 4, 3, 4}));
   EXPECT_EQ(every.restarts_at, (std::vector<std::size_t>{4}));
   const mfu::Run one = ingest_text(text_of(R"({"type":"event","kind":"restart","rank":1})"
                                            "\n",
                                            5),
                                    "one.jsonl");
-  EXPECT_EQ(steps_of(one), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 5, 6}));
+  EXPECT_EQ(test::steps_of(one), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 5, 6}));
   EXPECT_EQ(one.restarts_at, (std::vector<std::size_t>{6}));
   expect_copy_reads_back(every);
   expect_copy_reads_back(one);
@@ -222,12 +217,11 @@ std::string random_log(std::mt19937& rng) {
   return log_of(lines);
 }
 
-// 2,000 generated jobs, read, copied and read back: the copy
-// gives the same records in the same order and the same restarts, and copying the copy gives
-// the same text. Written without the marks, 11 of these copies read back otherwise (the
-// class above: other ranks' steps make a restart pass for a swapped line). The original question
-// (is each restart where a person would put it) is the hand-worked tests' above; this one is about
-// the copy losing nothing.
+// 2,000 generated jobs, read, copied and read back: the copy gives the same records in the
+// same order and the same restarts, and copying the copy gives the same text. Written without
+// the marks, 11 of these copies read back otherwise (the class above: other ranks' steps make
+// a restart pass for a swapped line). Whether each restart is where a person would put it is
+// the hand-worked tests' question; this one asks that the copy loses nothing.
 TEST(RestartMarks, EveryGeneratedJobReadsBackFromItsCopy) {
   std::mt19937 rng(20261206);
   std::size_t with_restarts = 0;
