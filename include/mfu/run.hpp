@@ -319,7 +319,9 @@ struct Run {
   bool truncated = false;  ///< the input ended early (killed job, cut stream)
   /// Index in `iterations` of the first record of each job incarnation after the first (where
   /// a restart event was derived). A native copy marks them, since the step counter alone
-  /// cannot always tell a restart from lines written out of order.
+  /// cannot always tell a restart from lines written out of order, and the analysis starts a
+  /// segment at each. Indices set before the records are combined (a merge of inputs) are
+  /// kept as restarts.
   std::vector<std::size_t> restarts_at;
   /// Records gave a loss that IngestOptions::keep_loss left out of `iterations` (it still
   /// counts among the fields recovered).

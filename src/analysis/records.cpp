@@ -117,6 +117,12 @@ Records read_records(const Run& run, unsigned threads) {
     read_part(run, lo, hi, rec, part);
     found[p] = std::move(part);
   });
+  // Ingestion found the restarts with each rank's stream in hand, and some the step counter
+  // of the job's table cannot show: a stated restart resumed at the step it died in, or with
+  // nothing redone. The counter going back still starts a segment (a run built without
+  // ingestion has no restarts_at).
+  for (const std::size_t i : run.restarts_at)
+    if (i < n) rec.flags[i] |= kRecordSegmentStart;
   std::size_t invalid_records = 0;
   for (ReadPart& part : found) {
     rec.timed += part.timed;

@@ -41,14 +41,17 @@ void note_stream_work(Run& run, const JobRecords& job) {
 
 /// The restarts the input stated (native "restart" events) become marks where the records'
 /// incarnations split; the restart events of the run are then derived from those incarnations
-/// (step 4), so a stated restart is not counted twice.
-std::vector<RestartMark> take_restart_marks(std::vector<Event>& events) {
+/// (step 4), so a stated restart is not counted twice. Restarts already placed at records
+/// (`restarts_at` of a merge: those each input's reading found) are kept the same way.
+std::vector<RestartMark> take_restart_marks(Run& run) {
   std::vector<RestartMark> marks;
-  std::erase_if(events, [&](const Event& e) {
+  std::erase_if(run.events, [&](const Event& e) {
     if (e.kind != EventKind::kRestart) return false;
-    marks.push_back({e.file, e.line, e.rank});
+    marks.push_back({e.file, e.line, e.rank, std::nullopt});
     return true;
   });
+  for (const std::size_t i : run.restarts_at) marks.push_back({0, 0, -1, i});
+  run.restarts_at.clear();
   return marks;
 }
 
@@ -181,8 +184,7 @@ Counted count_iterations(IterationTable& t, const std::vector<std::size_t>& seg_
 
 void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   renumber_node_ranks(run);
-  std::vector<RestartMark> stated_restarts = take_restart_marks(run.events);
-  run.restarts_at.clear();
+  std::vector<RestartMark> stated_restarts = take_restart_marks(run);
   IterationTable& t = run.iterations;
   const std::size_t n_in = t.size();
   if (n_in == 0) {

@@ -176,8 +176,12 @@ void take_totals(Run& out, Run& r, std::size_t cap) {
   merge_seen(out, r);
 }
 
-/// Appends one log's records and events; untagged ones take `rank` (-1: leave them).
+/// Appends one log's records and events; untagged ones take `rank` (-1: leave them). The
+/// restarts its reading found stay at their records: the merged streams would not show every
+/// one again (a stated restart resumed at the step it died in looks like a step printed twice).
 void take_records(Run& out, Run& r, std::uint16_t file, std::int32_t rank) {
+  const std::size_t first = out.iterations.size();
+  for (const std::size_t i : r.restarts_at) out.restarts_at.push_back(first + i);
   for (std::size_t i = 0; i < r.iterations.size(); ++i) {
     Iteration it = r.iterations[i];
     it.file = file;
@@ -185,7 +189,7 @@ void take_records(Run& out, Run& r, std::uint16_t file, std::int32_t rank) {
     out.iterations.push_back(it);
   }
   for (auto e : r.events) {
-    if (e.kind == EventKind::kRestart) continue;  // found again from the merged streams
+    if (e.kind == EventKind::kRestart) continue;  // derived again from the merged streams
     e.file = file;
     if (e.rank < 0) e.rank = rank;
     out.events.push_back(std::move(e));

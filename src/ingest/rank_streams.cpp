@@ -187,32 +187,46 @@ std::vector<Stream> split_incarnations(Stream s, const std::vector<std::size_t>&
 /// The restarts an input states, looked up record by record in input order.
 class RestartMarks {
  public:
-  explicit RestartMarks(std::vector<RestartMark> marks) : marks_(std::move(marks)) {
+  explicit RestartMarks(std::vector<RestartMark> marks) {
+    for (const RestartMark& m : marks) {
+      if (m.record)
+        records_.push_back(*m.record);
+      else
+        marks_.push_back(m);
+    }
     std::sort(marks_.begin(), marks_.end(), before);
+    std::sort(records_.begin(), records_.end());
   }
-  [[nodiscard]] bool empty() const { return marks_.empty(); }
+  [[nodiscard]] bool empty() const { return marks_.empty() && records_.empty(); }
 
-  /// Whether a mark for `it`'s rank stands after the previous record of that rank in `it`'s
-  /// file (anywhere before, for its first) and at or before `it`'s line.
-  bool starts_incarnation(const Iteration& it) {
+  /// Whether record `i` (`it`) starts an incarnation: a mark stands at it, or a line mark for
+  /// its rank stands after the previous record of that rank in its file (anywhere before, for
+  /// its first) and at or before its line.
+  bool starts_incarnation(std::size_t i, const Iteration& it) {
+    const bool at_line = after_previous_line(it);  // first: it moves the rank's last line
+    return at_line || std::binary_search(records_.begin(), records_.end(), i);
+  }
+
+ private:
+  bool after_previous_line(const Iteration& it) {
     if (marks_.empty()) return false;
     const auto [prev, first] = last_line_.try_emplace({it.file, it.rank}, it.line);
     const std::uint32_t after = prev->second;
     prev->second = it.line;
-    auto m =
-        first ? std::lower_bound(marks_.begin(), marks_.end(), RestartMark{it.file, 0, -1}, before)
-              : std::upper_bound(marks_.begin(), marks_.end(), RestartMark{it.file, after, -1},
-                                 before);
+    auto m = first ? std::lower_bound(marks_.begin(), marks_.end(), at(it.file, 0), before)
+                   : std::upper_bound(marks_.begin(), marks_.end(), at(it.file, after), before);
     for (; m != marks_.end() && m->file == it.file && m->line <= it.line; ++m)
       if (m->rank < 0 || m->rank == it.rank) return true;
     return false;
   }
-
- private:
+  static RestartMark at(std::uint16_t file, std::uint32_t line) {
+    return {file, line, -1, std::nullopt};
+  }
   static bool before(const RestartMark& a, const RestartMark& b) {
     return std::pair{a.file, a.line} < std::pair{b.file, b.line};
   }
-  std::vector<RestartMark> marks_;
+  std::vector<RestartMark> marks_;  // by line
+  std::vector<std::size_t> records_;
   std::map<std::pair<std::uint16_t, std::int32_t>, std::uint32_t> last_line_;
 };
 
@@ -338,9 +352,9 @@ JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta,
   }
   std::map<std::int32_t, Stream> by_rank;
   std::map<std::int32_t, std::vector<std::size_t>> marked;  // per stream, ascending
-  for_each_record(records, [&](std::size_t, const Iteration& it) {
+  for_each_record(records, [&](std::size_t i, const Iteration& it) {
     Stream& stream = by_rank[it.rank];
-    if (stated.starts_incarnation(it)) marked[it.rank].push_back(stream.size());
+    if (stated.starts_incarnation(i, it)) marked[it.rank].push_back(stream.size());
     stream.push_back(it);
   });
   records.clear();

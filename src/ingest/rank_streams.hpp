@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "mfu/run.hpp"
@@ -37,10 +38,13 @@ struct JobRecords {
 /// Where an input says the job restarted (a native "restart" event line): the next record of
 /// its rank in its file (of every rank, when the mark names none) starts a new incarnation,
 /// whatever the step counter shows. A mark on a record's own line applies to that record.
+/// A mark with `record` set stands at that record of those combined instead (a restart an
+/// input's own reading found, kept when inputs are merged); its file, line and rank are unused.
 struct RestartMark {
   std::uint16_t file = 0;
   std::uint32_t line = 0;
   std::int32_t rank = -1;
+  std::optional<std::size_t> record;
 };
 
 /// Combines `records`; `meta` gives the gradient-accumulation and GPU counts that help tell

@@ -236,5 +236,135 @@ TEST(RestartMarks, EveryGeneratedJobReadsBackFromItsCopy) {
   EXPECT_GT(with_restarts, 600u);  // the generator makes the class it is meant to
 }
 
+// ---- the analysis counts the restarts ingestion found ------------------------------------
+
+/// The analysis of a run: every record 1 s, no peak needed for restarts and lost steps.
+Analysis analysed(const Run& run) {
+  AnalyzeOptions o;
+  o.peak_flops = 19.5e12;
+  return analyze(run, o);
+}
+
+double restart_seconds(const Analysis& a) {
+  return a.bucket("restart")->seconds;
+}
+
+// A stated restart that the job's step counter does not show still restarts the job in the
+// analysis: steps 1..5 of 1 s, a mark, then three steps from the resume point. By hand: resumed
+// at 6, nothing is redone (0 steps lost, 0 s of restart); at 5, step 5 is redone (1 step, 1 s);
+// at 3, steps 3..5 (3 steps, 3 s). One restart each, the wall time 8 s. Before the analysis
+// took ingestion's restarts, resuming at 6 or 5 counted no restart and nothing lost (the
+// counter does not go back), while ingestion warned of one.
+TEST(RestartMarks, TheAnalysisCountsAStatedRestartWhereverItResumes) {
+  struct Case {
+    std::int64_t resume_at;
+    std::int64_t lost;
+  };
+  for (const Case c : {Case{6, 0}, Case{5, 1}, Case{3, 3}}) {
+    SCOPED_TRACE(c.resume_at);
+    std::string text = kMeta;
+    for (std::int64_t s = 1; s <= 5; ++s) text += record({-1, s});
+    text += kRestart;
+    for (std::int64_t s = c.resume_at; s < c.resume_at + 3; ++s) text += record({-1, s});
+    const Analysis a = analysed(ingest_text(text, "stated.jsonl"));
+    EXPECT_EQ(a.restarts, 1u);
+    EXPECT_EQ(a.steps_lost, c.lost);
+    EXPECT_DOUBLE_EQ(restart_seconds(a), static_cast<double>(c.lost));
+    EXPECT_DOUBLE_EQ(a.wall_time_s, 8.0);
+  }
+}
+
+/// Writes `text` to a file of this test run's own and returns its path.
+std::string temp_log(const std::string& name, const std::string& text) {
+  const auto path =
+      std::filesystem::temp_directory_path() / fmt::format("mfu_{}_{}", ::getpid(), name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+/// A job whose ranks all print `steps` (restarting together, each restart stated before the
+/// record it stands at), as one file of interleaved lines and as one file per rank.
+struct RankedJob {
+  std::string one_file;
+  std::vector<std::string> per_rank;
+};
+RankedJob ranked_job(const std::vector<std::int64_t>& steps,
+                     const std::vector<std::size_t>& restart_before, int ranks) {
+  RankedJob job{kMeta, std::vector<std::string>(static_cast<std::size_t>(ranks), kMeta)};
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const bool mark =
+        std::find(restart_before.begin(), restart_before.end(), i) != restart_before.end();
+    if (mark) job.one_file += kRestart;
+    for (int r = 0; r < ranks; ++r) {
+      const std::string line = record({r, steps[i]});
+      job.one_file += line;
+      job.per_rank[static_cast<std::size_t>(r)] += (mark ? kRestart : "") + line;
+    }
+  }
+  return job;
+}
+
+/// The job read from its per-rank files merged, and from its one file.
+std::pair<Analysis, Analysis> merged_and_one(const RankedJob& job) {
+  std::vector<std::string> paths;
+  for (std::size_t r = 0; r < job.per_rank.size(); ++r)
+    paths.push_back(temp_log(fmt::format("rank{}.jsonl", r), job.per_rank[r]));
+  const Run merged = ingest(paths, IngestOptions{});
+  for (const auto& p : paths) std::filesystem::remove(p);
+  return {analysed(merged), analysed(ingest_text(job.one_file, "one.jsonl"))};
+}
+
+// Two ranks' files, each with the restart stated where the job resumed at the step it died in
+// (1..5 | 5..7): by hand one restart, step 5 lost (1 step, 1 s), 8 steps of 1 s. The merge
+// read each file's restart and then combined the records again, where step 5 twice in a
+// stream passed for one step printed twice: no restart, nothing lost, a 7 s wall.
+TEST(RestartMarks, MergedRankFilesKeepTheirStatedRestarts) {
+  const RankedJob job = ranked_job({1, 2, 3, 4, 5, 5, 6, 7}, {5}, 2);
+  const auto [merged, one] = merged_and_one(job);
+  for (const Analysis* a : {&merged, &one}) {
+    EXPECT_EQ(a->restarts, 1u);
+    EXPECT_EQ(a->steps_lost, 1);
+    EXPECT_DOUBLE_EQ(restart_seconds(*a), 1.0);
+    EXPECT_DOUBLE_EQ(a->wall_time_s, 8.0);
+  }
+}
+
+// 500 generated jobs of 1 to 3 ranks: 1 to 4 incarnations of 4 to 8 consecutive steps, each
+// restart stated and resuming 0 to 3 steps before the step after the last one printed. By
+// hand, per restart: resumed at `died + 1 - k` loses k steps (the records after the restored
+// step, all in the incarnation before: it has at least 4), so the job loses the sum of the k.
+// The one-file reading and the merge of the ranks' files both give those counts and the same
+// restart seconds (k s each; every record 1 s, no clock).
+TEST(RestartMarks, EveryGeneratedJobHasItsStatedRestartsReadOrMerged) {
+  std::mt19937 rng(20261207);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int n = 0; n < 500; ++n) {
+    std::vector<std::int64_t> steps;
+    std::vector<std::size_t> restart_before;
+    std::int64_t lost = 0;
+    const int incarnations = pick(1, 4);
+    std::int64_t next = 1;
+    for (int k = 0; k < incarnations; ++k) {
+      if (k > 0) {
+        const int back = pick(0, 3);
+        lost += back;
+        next -= back;
+        restart_before.push_back(steps.size());
+      }
+      for (int s = pick(4, 8); s > 0; --s) steps.push_back(next++);
+    }
+    const RankedJob job = ranked_job(steps, restart_before, pick(1, 3));
+    SCOPED_TRACE(job.one_file);
+    const auto [merged, one] = merged_and_one(job);
+    for (const Analysis* a : {&merged, &one}) {
+      EXPECT_EQ(a->restarts, restart_before.size());
+      EXPECT_EQ(a->steps_lost, lost);
+      EXPECT_DOUBLE_EQ(restart_seconds(*a), static_cast<double>(lost));
+      EXPECT_DOUBLE_EQ(a->wall_time_s, static_cast<double>(steps.size()));
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace mfu
