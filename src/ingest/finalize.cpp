@@ -39,6 +39,23 @@ void note_stream_work(Run& run, const JobRecords& job) {
         "by their order, which may pair the wrong pieces"});
 }
 
+/// The warning for a restart, from the last step before it and the first after it. A restart
+/// the input states may resume at the step it died in, or after it (nothing redone).
+std::string restart_warning(std::int64_t before, std::int64_t after, std::int64_t lost) {
+  if (after > before)
+    return fmt::format("a restart the input states after step {} (resumed at {}): nothing redone",
+                       before, after);
+  return fmt::format("{}: a restart, {} iteration(s) redone (counted as lost time)",
+                     after < before
+                         ? fmt::format("the step counter goes back from {} to {}", before, after)
+                         : fmt::format("step {} starts again", after),
+                     lost);
+}
+std::string restart_detail(std::int64_t before, std::int64_t after) {
+  if (after < before) return fmt::format("step counter went back from {} to {}", before, after);
+  return fmt::format("restarted after step {}, resumed at {}", before, after);
+}
+
 /// The restarts the input stated (native "restart" events) become marks where the records'
 /// incarnations split; the restart events of the run are then derived from those incarnations
 /// (step 4), so a stated restart is not counted twice. Restarts already placed at records
@@ -252,14 +269,12 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     e.timestamp_s = after.timestamp_s;
     const std::int64_t restored = after.step - static_cast<std::int64_t>(after.count);
     e.steps_lost = std::max<std::int64_t>(0, before.step - restored);
-    e.detail = fmt::format("step counter went back from {} to {}", before.step, after.step);
+    e.detail = restart_detail(before.step, after.step);
     // The first few restarts are named; the rest are counted (diagnostics stay bounded).
     if (s <= kNamedRestarts) {
-      run.diagnostics.push_back(Diagnostic{
-          Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), after.line,
-          fmt::format("the step counter goes back from {} to {}: a restart, {} "
-                      "iteration(s) redone (counted as lost time)",
-                      before.step, after.step, e.steps_lost)});
+      run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning,
+                                           run.inputs.empty() ? "" : run.inputs.front(), after.line,
+                                           restart_warning(before.step, after.step, e.steps_lost)});
     }
     run.events.push_back(e);
   }

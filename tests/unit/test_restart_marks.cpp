@@ -259,14 +259,20 @@ TEST(RestartMarks, TheAnalysisCountsAStatedRestartWhereverItResumes) {
   struct Case {
     std::int64_t resume_at;
     std::int64_t lost;
+    const char* warning;  // what ingestion says (the counter went back only when resumed at 3)
   };
-  for (const Case c : {Case{6, 0}, Case{5, 1}, Case{3, 3}}) {
+  for (const Case c :
+       {Case{6, 0, "a restart the input states after step 5 (resumed at 6): nothing redone"},
+        Case{5, 1, "step 5 starts again: a restart, 1 iteration(s) redone"},
+        Case{3, 3, "the step counter goes back from 5 to 3: a restart, 3 iteration(s) redone"}}) {
     SCOPED_TRACE(c.resume_at);
     std::string text = kMeta;
     for (std::int64_t s = 1; s <= 5; ++s) text += record({-1, s});
     text += kRestart;
     for (std::int64_t s = c.resume_at; s < c.resume_at + 3; ++s) text += record({-1, s});
-    const Analysis a = analysed(ingest_text(text, "stated.jsonl"));
+    const mfu::Run run = ingest_text(text, "stated.jsonl");
+    EXPECT_TRUE(test::has_diagnostic(run, c.warning));
+    const Analysis a = analysed(run);
     EXPECT_EQ(a.restarts, 1u);
     EXPECT_EQ(a.steps_lost, c.lost);
     EXPECT_DOUBLE_EQ(restart_seconds(a), static_cast<double>(c.lost));
