@@ -39,6 +39,21 @@ void note_stream_work(Run& run, const JobRecords& job) {
         "by their order, which may pair the wrong pieces"});
 }
 
+/// The name of input `file` (a record's or an event's), "" when there is none.
+const std::string& input_name(const Run& run, std::uint16_t file) {
+  static const std::string kNone;
+  return file < run.inputs.size() ? run.inputs[file] : kNone;
+}
+
+/// Adds `d` unless the run holds the same diagnostic already.
+void add_once(Run& run, Diagnostic d) {
+  const bool held = std::any_of(run.diagnostics.begin(), run.diagnostics.end(), [&](const auto& x) {
+    return x.severity == d.severity && x.line == d.line && x.file == d.file &&
+           x.message == d.message;
+  });
+  if (!held) run.diagnostics.push_back(std::move(d));
+}
+
 /// The warning for a restart, from the last step before it and the first after it. A restart
 /// the input states may resume at the step it died in, or after it (nothing redone).
 std::string restart_warning(std::int64_t before, std::int64_t after, std::int64_t lost) {
@@ -125,11 +140,13 @@ struct Counted {
   std::size_t jumps = 0;
   std::int64_t absent = 0, jump_from = 0, jump_to = 0;  ///< missing iterations, largest jump
   std::uint32_t jump_line = 0;
+  std::uint16_t jump_file = 0;
 };
 
 /// The fields count_iterations reads.
 constexpr RecordFields kCounted = RecordFields::kStep | RecordFields::kCount | RecordFields::kLine |
-                                  RecordFields::kTime | RecordFields::kTimestamp;
+                                  RecordFields::kFile | RecordFields::kTime |
+                                  RecordFields::kTimestamp;
 
 /// Sets each record's iteration count (from the step counter when the parser did not know
 /// it) and its step time from the timestamps when the log prints none; segments start at
@@ -166,6 +183,7 @@ Counted count_iterations(IterationTable& t, const std::vector<std::size_t>& seg_
               jump_from = prev_step;
               jump_to = it.step;
               jump_line = it.line;
+              out.jump_file = it.file;
             }
             absent += gap;
             ++jumps;
@@ -241,12 +259,13 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
   const std::uint32_t jump_line = counted.jump_line;
 
   if (jumps > 0) {
-    run.diagnostics.push_back(Diagnostic{
-        Diagnostic::Severity::kWarning, run.inputs.empty() ? "" : run.inputs.front(), jump_line,
-        fmt::format("the step counter jumps {} time(s) (the largest from {} to {}): {} "
-                    "iteration(s) have no record "
-                    "and are left out of the totals",
-                    jumps, jump_from, jump_to, absent)});
+    add_once(
+        run,
+        Diagnostic{Diagnostic::Severity::kWarning, input_name(run, counted.jump_file), jump_line,
+                   fmt::format("the step counter jumps {} time(s) (the largest from {} to {}): {} "
+                               "iteration(s) have no record "
+                               "and are left out of the totals",
+                               jumps, jump_from, jump_to, absent)});
   }
 
   // 4. Restart events.
@@ -271,11 +290,11 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     e.steps_lost = std::max<std::int64_t>(0, before.step - restored);
     e.detail = restart_detail(before.step, after.step);
     // The first few restarts are named; the rest are counted (diagnostics stay bounded).
-    if (s <= kNamedRestarts) {
-      run.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kWarning,
-                                           run.inputs.empty() ? "" : run.inputs.front(), after.line,
-                                           restart_warning(before.step, after.step, e.steps_lost)});
-    }
+    // (An input of a merge warned of its own restarts already: the same warning is not
+    // given twice.)
+    if (s <= kNamedRestarts)
+      add_once(run, Diagnostic{Diagnostic::Severity::kWarning, input_name(run, after.file),
+                               after.line, restart_warning(before.step, after.step, e.steps_lost)});
     run.events.push_back(e);
   }
   std::stable_sort(run.events.begin(), run.events.end(), [](const Event& a, const Event& b) {

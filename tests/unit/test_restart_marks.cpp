@@ -372,5 +372,43 @@ TEST(RestartMarks, EveryGeneratedJobHasItsStatedRestartsReadOrMerged) {
   }
 }
 
+/// The diagnostics of `run` whose message holds `text`.
+std::vector<const Diagnostic*> diagnostics_with(const Run& run, const std::string& text) {
+  std::vector<const Diagnostic*> out;
+  for (const auto& d : run.diagnostics)
+    if (d.message.find(text) != std::string::npos) out.push_back(&d);
+  return out;
+}
+
+// Two logs of one job that follow each other: the first prints steps 1..7, the second 8, 9,
+// 10, then 9, 10, 11 (a restart) or 8, 9, 15, 16 (a jump). By hand the restart stands at the
+// second log's line 5 (meta line 1, then 8, 9, 10, 9) and the jump at its line 4 (8, 9, 15).
+// Each is warned of once, at that file and line: the merge had named the first log (at the
+// second one's line) and repeated the second log's own warning.
+TEST(RestartMarks, AMergeWarnsOnceAtTheFileOfARestartOrAJump) {
+  std::string first = kMeta;
+  for (std::int64_t s = 1; s <= 7; ++s) first += record({-1, s});
+  struct Case {
+    std::vector<std::int64_t> steps;
+    const char* warning;
+    std::uint64_t line;
+  };
+  for (const Case& c : {Case{{8, 9, 10, 9, 10, 11}, "goes back from 10 to 9", 5},
+                        Case{{8, 9, 15, 16}, "jumps 1 time(s) (the largest from 9 to 15)", 4}}) {
+    SCOPED_TRACE(c.warning);
+    std::vector<Line> lines;
+    for (const std::int64_t s : c.steps) lines.push_back({-1, s});
+    const std::string a = temp_log("first.jsonl", first),
+                      b = temp_log("second.jsonl", log_of(lines));
+    const mfu::Run merged = ingest({a, b}, IngestOptions{});
+    std::filesystem::remove(a);
+    std::filesystem::remove(b);
+    const auto found = diagnostics_with(merged, c.warning);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0]->file, b);
+    EXPECT_EQ(found[0]->line, c.line);
+  }
+}
+
 }  // namespace
 }  // namespace mfu
