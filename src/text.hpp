@@ -64,11 +64,21 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   return true;
 }
 
-/// s.find(c, from), looking byte by byte through the first 32 bytes before calling memchr: a
-/// field's value is a few bytes, where the call cost more than the search.
+/// s.find(c, from), looking through the first 32 bytes inline before calling memchr: a
+/// field's value is a few bytes, where the call cost more than the search. 16 bytes a step
+/// with SSE2 where they lie inside s (the byte loop was a tenth of the Megatron line parse).
 [[nodiscard]] inline std::size_t find_near(std::string_view s, char c, std::size_t from) {
   const std::size_t stop = std::min(s.size(), from + 32);
-  for (std::size_t i = from; i < stop; ++i)
+  std::size_t i = from;
+#if defined(__SSE2__)
+  const __m128i want = _mm_set1_epi8(c);
+  for (; i + 16 <= stop; i += 16) {
+    const __m128i text = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+    const auto hits = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(text, want)));
+    if (hits != 0) return i + static_cast<std::size_t>(std::countr_zero(hits));
+  }
+#endif
+  for (; i < stop; ++i)
     if (s[i] == c) return i;
   return stop >= s.size() ? std::string_view::npos : s.find(c, stop);
 }
