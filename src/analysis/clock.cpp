@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <span>
 
+#include "analysis/parallel.hpp"
 #include "analysis/stages.hpp"
 #include "mfu/units.hpp"
 
@@ -45,10 +48,6 @@ Shift detect_shift(double delta, double expected, double resolution) {
   return {};
 }
 
-bool whole_seconds(const std::vector<double>& stamps) {
-  return std::all_of(stamps.begin(), stamps.end(), [](double ts) { return ts == std::floor(ts); });
-}
-
 /// The first timed record at or after i (the number of records when none): the timed records
 /// are walked in place, without a list of their indices (8 B a record).
 std::size_t next_timed(const Records& rec, std::size_t i) {
@@ -58,7 +57,7 @@ std::size_t next_timed(const Records& rec, std::size_t i) {
 
 /// The timed records' timestamps, corrected in place (`ts` holds them as the log prints
 /// them, the k-th timed record's at k); false when the clock cannot be used.
-bool correct_timestamps(const Run& run, const Records& rec, Clock& c, std::vector<double>& ts,
+bool correct_timestamps(const Run& run, const Records& rec, Clock& c, std::span<double> ts,
                         bool& moved_back) {
   double off = 0, clock_span = 0, durations = 0;
   const std::size_t n = rec.time.size();
@@ -107,7 +106,7 @@ bool correct_timestamps(const Run& run, const Records& rec, Clock& c, std::vecto
 }
 
 /// Lays the records on the corrected clock: spans, gaps and the tail add up to end - start.
-void lay_out(const Records& rec, const std::vector<double>& ts, Clock& c) {
+void lay_out(const Records& rec, std::span<const double> ts, Clock& c) {
   const std::size_t n = rec.time.size();
   ClockLayout& at = c.layout;
   double carry = 0;  // clock minus record time not yet placed (second-resolution rounding)
@@ -197,25 +196,59 @@ void ClockLayout::set_gap(const Records&, std::size_t i, double seconds) {
   put(gap_, i, seconds, 0.0);
 }
 
+/// The timed records' timestamps as the log prints them, the k-th timed record's at k.
+struct TimedStamps {
+  std::unique_ptr<double[]> values;  // not zeroed: each part first touches its own stretch
+  std::size_t size = 0;
+  bool all_stamped = true;  ///< every timed record has a finite timestamp
+  bool whole = true;        ///< every one is a whole number of seconds
+};
+
+/// The timed records' timestamps, read as a column a part of the records per thread: each
+/// part counts its timed records, then writes its stretch. On one thread the read and the
+/// first touch of its pages were a serial tenth of the analysis of a Megatron log.
+TimedStamps timed_stamps(const Run& run, const Records& rec) {
+  const std::vector<PartRange> parts = parts_of(rec.time.size(), rec.threads);
+  std::vector<std::size_t> first(parts.size() + 1, 0);
+  run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
+    std::size_t timed = 0;
+    for (std::size_t i = lo; i < hi; ++i) timed += std::isnan(rec.time[i]) ? 0 : 1;
+    first[p + 1] = timed;
+  });
+  for (std::size_t p = 0; p < parts.size(); ++p) first[p + 1] += first[p];
+  TimedStamps out;
+  out.size = first.back();
+  out.values.reset(new double[out.size]);
+  std::vector<std::pair<bool, bool>> found(parts.size());  // (all stamped, whole) per part
+  run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
+    double* at = out.values.get() + first[p];
+    bool stamped = true, whole = true;
+    for_each_record_in(
+        run.iterations, lo, hi,
+        [&](std::size_t i, const Iteration& it) {
+          if (!stamped || std::isnan(rec.time[i])) return;
+          *at++ = it.timestamp_s;
+          stamped = std::isfinite(it.timestamp_s);
+          whole = whole && it.timestamp_s == std::floor(it.timestamp_s);
+        },
+        RecordFields::kTimestamp);
+    found[p] = {stamped, whole};
+  });
+  for (const auto& [stamped, whole] : found) {
+    out.all_stamped = out.all_stamped && stamped;
+    out.whole = out.whole && whole;
+  }
+  return out;
+}
+
 Clock plan_clock(const Run& run, const Records& rec) {
   Clock c;
   c.source = "the record durations";
   if (!known(run.first_timestamp_s) || !known(run.last_timestamp_s)) return c;
-  // The timed records and their timestamps, read as a column (a record at a time, three
-  // passes took 200 ms on 3M records).
-  std::vector<double> ts;
-  ts.reserve(rec.timed);
-  bool all_stamped = true;
-  for_each_record(
-      run.iterations,
-      [&](std::size_t i, const Iteration& it) {
-        if (!all_stamped || std::isnan(rec.time[i])) return;
-        ts.push_back(it.timestamp_s);
-        all_stamped = all_stamped && std::isfinite(it.timestamp_s);
-      },
-      RecordFields::kTimestamp);
-  if (!all_stamped || ts.empty()) return c;
-  c.resolution = whole_seconds(ts) ? 1.0 : 0.0;
+  const TimedStamps stamps = timed_stamps(run, rec);
+  if (!stamps.all_stamped || stamps.size == 0) return c;
+  const std::span<double> ts(stamps.values.get(), stamps.size);
+  c.resolution = stamps.whole ? 1.0 : 0.0;
   c.base = ts.front();
   const double last_stamp = ts.back();
   bool moved_back = false;

@@ -321,6 +321,55 @@ TEST(Stages, ClockCorrectsDaylightSavingAndYearRollover) {
   EXPECT_DOUBLE_EQ(y.end - y.start, 4.0);
 }
 
+// The clock reads the timed records' timestamps a part of the records per thread. Runs of
+// 3 x 2^16 + 777 records of 1 s stamped at their ends (1001, 1002, ...; every third record
+// next to a cut of 2 or 3 threads untimed) lay out the same on 1, 2, 3 and 8 threads, with
+// the wall time worked out by hand: the first step starts at 1000, the last ends at 1000 + n,
+// so n seconds whatever records are untimed. One stamp that is not a whole second, or one
+// timed record without a stamp, in the first or the last part decides for the whole run.
+TEST(Stages, ClockReadOnSeveralThreadsIsTheClockReadOnOne) {
+  constexpr std::size_t kBlock = std::size_t{1} << 16, n = 3 * kBlock + 777;
+  enum class Odd { kNone, kFraction, kMissing };
+  for (const Odd odd : {Odd::kNone, Odd::kFraction, Odd::kMissing})
+    for (const std::size_t at : {std::size_t{5}, n - 5}) {
+      std::vector<std::tuple<std::int64_t, double, double>> rows;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t d = i % kBlock;
+        const bool untimed = i >= kBlock && (d < 3 || d > kBlock - 3) && i % 3 == 0;
+        double stamp = 1001.0 + static_cast<double>(i);
+        if (i == at && odd == Odd::kFraction) stamp += 0.5;
+        if (i == at && odd == Odd::kMissing) stamp = NAN;
+        rows.emplace_back(static_cast<std::int64_t>(i + 1), untimed ? NAN : 1.0, stamp);
+      }
+      const mfu::Run run = make_run(rows);
+      const Records one = read_records(run, 1);
+      const Clock reference = plan_clock(run, one);
+      ASSERT_EQ(reference.use, odd != Odd::kMissing);
+      if (reference.use) {
+        EXPECT_EQ(reference.resolution, odd == Odd::kNone ? 1.0 : 0.0);
+        EXPECT_DOUBLE_EQ(reference.end - reference.start, static_cast<double>(n));
+      }
+      for (const unsigned threads : {2u, 3u, 8u}) {
+        const Records rec = read_records(run, threads);
+        const Clock c = plan_clock(run, rec);
+        const std::string where =
+            fmt::format("odd {} at {}, {} threads", static_cast<int>(odd), at, threads);
+        ASSERT_EQ(c.use, reference.use) << where;
+        if (!c.use) continue;
+        EXPECT_EQ(c.resolution, reference.resolution) << where;
+        EXPECT_EQ(c.start, reference.start) << where;
+        EXPECT_EQ(c.end, reference.end) << where;
+        EXPECT_EQ(c.tail, reference.tail) << where;
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(std::isnan(c.layout.span(rec, i)), std::isnan(reference.layout.span(one, i)));
+          if (std::isnan(c.layout.span(rec, i))) continue;
+          ASSERT_EQ(c.layout.span(rec, i), reference.layout.span(one, i)) << where << " " << i;
+          ASSERT_EQ(c.layout.gap(rec, i), reference.layout.gap(one, i)) << where << " " << i;
+        }
+      }
+    }
+}
+
 TEST(Stages, ClockSlowerThanTheStepsIsSetAside) {
   // 1 s steps whose stamps advance 0.9 s: 10% slower than the steps say.
   std::vector<std::tuple<std::int64_t, double, double>> rows;
