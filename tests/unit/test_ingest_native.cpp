@@ -47,6 +47,42 @@ TEST(NativeFormat, ReadsMetaStepsPhasesAndEvents) {
 // The fast scanner reads strings without escapes; a key or value with one goes to the full JSON
 // parser, which decodes it. Line 3 spells "time_s" with an escape at the memo's slot of the
 // line before: read as written, it would be an unknown key and step 2 would have no time.
+// The reader reuses one record from line to line: an event takes its step, rank and time from
+// its own line, and nothing (a detail, a duration) from an event or a step before it.
+TEST(NativeFormat, EachEventLineStandsAlone) {
+  const mfu::Run r = ingest_text(
+      R"({"type":"event","kind":"eval","step":3,"rank":2,"timestamp_ms":1700000000500,"duration_s":4.5,"detail":"val"}
+{"step":4,"time_s":1.0,"rank":1,"timestamp":1700000001}
+{"type":"event","kind":"checkpoint","step":5}
+{"type":"event","kind":"mystery"}
+)",
+      "run.jsonl");
+  ASSERT_EQ(r.events.size(), 3u);
+  const Event& eval = r.events[0];
+  EXPECT_EQ(eval.kind, EventKind::kEval);
+  EXPECT_EQ(eval.step, 3);
+  EXPECT_EQ(eval.rank, 2);
+  EXPECT_DOUBLE_EQ(eval.timestamp_s, 1700000000.5);
+  EXPECT_DOUBLE_EQ(eval.duration_s, 4.5);
+  EXPECT_EQ(eval.detail, "val");
+  EXPECT_EQ(eval.line, 1u);
+  const Event& save = r.events[1];
+  EXPECT_EQ(save.kind, EventKind::kCheckpointSave);
+  EXPECT_EQ(save.step, 5);
+  EXPECT_EQ(save.rank, -1);
+  EXPECT_TRUE(std::isnan(save.timestamp_s));
+  EXPECT_TRUE(std::isnan(save.duration_s));
+  EXPECT_EQ(save.detail, "checkpoint");
+  EXPECT_EQ(save.line, 3u);
+  const Event& other = r.events[2];
+  EXPECT_EQ(other.kind, EventKind::kOther);
+  EXPECT_EQ(other.step, -1);
+  EXPECT_EQ(other.detail, "mystery");
+  ASSERT_EQ(r.iterations.size(), 1u);
+  EXPECT_EQ(r.iterations[0].step, 4);
+  EXPECT_EQ(r.iterations[0].rank, 1);
+}
+
 TEST(NativeFormat, EscapedKeysAndValuesAreDecodedNotReadAsWritten) {
   const mfu::Run r = ingest_text(
       "{\"step\":1,\"time_s\":0.5}\n"
