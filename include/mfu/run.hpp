@@ -225,6 +225,25 @@ struct Event {
   std::int64_t steps_lost = 0;
 };
 
+/// An event and where it stands among the records: before record `slot` of the table (the
+/// table's size: after the last record).
+struct SlottedEvent {
+  const Event* event = nullptr;
+  std::size_t slot = 0;
+};
+
+/// Where each event stands among the records: after every record of its own file printed at
+/// or before it (a record on the event's own line included), or, where none was, just before
+/// its file's first record in the table (lines of different files say nothing of which came
+/// first: the pieces of a restarted job may be given in any order). Records printed out of
+/// order keep the table's order: an event printed after them comes after all of them. An event
+/// of a file without records comes after every record of the files before it.
+/// Returned in the order the events are met: by slot, then by file and line. One definition
+/// serves the analysis and the native copy, which writes each event at its slot, so that
+/// reading the copy gives the same slots.
+[[nodiscard]] std::vector<SlottedEvent> place_events(const IterationTable& t,
+                                                     std::vector<const Event*> events);
+
 /// A metadata value with where it came from ("line 123", "--gpus flag", "system.json").
 struct MetaValue {
   using Value = std::variant<double, std::string>;

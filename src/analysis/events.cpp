@@ -28,60 +28,30 @@ B bucket_of(EventKind k, bool before_first_record) {
   return B::kOther;
 }
 
-bool before(std::uint16_t f1, std::uint32_t l1, std::uint16_t f2, std::uint32_t l2) {
-  return f1 != f2 ? f1 < f2 : l1 < l2;
-}
-
-/// The timed records in line order, walked forward once. Records are in line order unless
-/// pieces were merged out of it; only then is the order kept in a vector (a log with events
-/// pays nothing per record for it otherwise).
-class LineOrder {
+/// The timed records on either side of an event's slot (place_events), walked forward once in
+/// the order of the slots.
+class TimedAround {
  public:
-  LineOrder(const Run& run, const Records& rec) : run_(run), rec_(rec) {
-    if (in_line_order())
-      next_ = first_timed(0);
-    else
-      sort_by_line();
+  explicit TimedAround(const Records& rec) : rec_(rec), next_(first_timed(0)) {}
+  /// Moves to slot s (not below the last one).
+  void move_to(std::size_t s) {
+    while (next_ != kNone && next_ < s) {
+      prev_ = next_;
+      next_ = first_timed(next_ + 1);
+    }
   }
-  /// The first timed record not yet passed (kNone after the last).
-  [[nodiscard]] std::size_t current() const { return next_; }
-  /// The last record passed (kNone before the first).
+  /// The first timed record at or after the slot (kNone when there is none).
+  [[nodiscard]] std::size_t next() const { return next_; }
+  /// The last timed record before the slot (kNone when there is none).
   [[nodiscard]] std::size_t previous() const { return prev_; }
-  void advance() {
-    prev_ = next_;
-    next_ = idx_.empty() ? first_timed(next_ + 1) : (++k_ < idx_.size() ? idx_[k_] : kNone);
-  }
 
  private:
   [[nodiscard]] std::size_t first_timed(std::size_t i) const {
     while (i < rec_.time.size() && std::isnan(rec_.time[i])) ++i;
     return i < rec_.time.size() ? i : kNone;
   }
-  [[nodiscard]] bool in_line_order() const {
-    std::pair<std::uint16_t, std::uint32_t> last{0, 0};
-    for (std::size_t i = first_timed(0); i != kNone; i = first_timed(i + 1)) {
-      const std::pair<std::uint16_t, std::uint32_t> pos{run_.iterations.file(i),
-                                                        run_.iterations.line(i)};
-      if (pos < last) return false;
-      last = pos;
-    }
-    return true;
-  }
-  void sort_by_line() {
-    for (std::size_t i = first_timed(0); i != kNone; i = first_timed(i + 1)) idx_.push_back(i);
-    auto pos = [&](std::size_t i) {
-      return std::pair<std::uint16_t, std::uint32_t>{run_.iterations.file(i),
-                                                     run_.iterations.line(i)};
-    };
-    std::stable_sort(idx_.begin(), idx_.end(),
-                     [&](std::size_t a, std::size_t b) { return pos(a) < pos(b); });
-    next_ = idx_.empty() ? kNone : idx_[0];
-  }
 
-  const Run& run_;
   const Records& rec_;
-  std::vector<std::size_t> idx_;  // only when the table is out of line order (never empty then)
-  std::size_t k_ = 0;
   std::size_t next_ = kNone, prev_ = kNone;
 };
 
@@ -90,10 +60,10 @@ bool covers(const Run& run, const Records& rec, std::size_t i, std::int64_t step
   return step <= last && step > last - static_cast<std::int64_t>(rec.count(i));
 }
 
-/// The record an event sits in: the one printed just before or after it whose steps include
-/// the event's step. (Frameworks that stop their step timer around a save or an evaluation,
-/// like Megatron-LM's interval timer, print the event at a step the next record does not
-/// cover, so its seconds stay outside.)
+/// The record an event sits in: the timed record just before or just after its slot whose
+/// steps include the event's step. (Frameworks that stop their step timer around a save or an
+/// evaluation, like Megatron-LM's interval timer, print the event at a step the next record does
+/// not cover, so its seconds stay outside.)
 std::size_t host_of(const Run& run, const Records& rec, const Event& e, std::size_t prev,
                     std::size_t next) {
   if (e.step < 0) return kNone;
@@ -114,11 +84,8 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
   std::vector<const Event*> events;
   for (const auto& e : run.events)
     if (e.kind != EventKind::kRestart) events.push_back(&e);
-  std::stable_sort(events.begin(), events.end(), [](const Event* x, const Event* y) {
-    return before(x->file, x->line, y->file, y->line);
-  });
   if (events.empty()) return plan;  // nothing to place: no pass over the records
-  LineOrder order(run, rec);
+  TimedAround around(rec);
   const std::size_t n = rec.time.size();
   std::map<std::size_t, double> gap_used;  // clock gap seconds taken, by the record after it
   double tail_left = clock.tail;
@@ -129,17 +96,12 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
     return std::max(0.0, span - pace - excess_used[i]);
   };
   double dropped = 0;
-  bool first_record_passed = false;
-  for (const Event* e : events) {
-    for (std::size_t i = order.current(); i != kNone; i = order.current()) {
-      if (before(e->file, e->line, run.iterations.file(i), run.iterations.line(i))) break;
-      order.advance();
-      first_record_passed = true;
-    }
+  for (const auto& [e, slot] : place_events(run.iterations, std::move(events))) {
+    around.move_to(slot);
     PlacedEvent p;
     p.event = e;
-    p.before_record = order.current() != kNone ? order.current() : n;
-    p.bucket = bucket_of(e->kind, !first_record_passed);
+    p.before_record = around.next() != kNone ? around.next() : n;
+    p.bucket = bucket_of(e->kind, around.previous() == kNone);
     double d = event_duration(*e);
     if (known(d) && clock.use) {
       const bool in_tail = p.before_record >= n;
@@ -153,7 +115,7 @@ EventPlan plan_events(const Run& run, const Records& rec, const Steady& st, cons
       d -= p.in_gap;
     }
     if (known(d) && d > 0) {
-      p.host = host_of(run, rec, *e, order.previous(), order.current());
+      p.host = host_of(run, rec, *e, around.previous(), around.next());
       if (p.host != kNone) {
         p.hosted = std::min(d, excess_left(p.host));
         excess_used[p.host] += p.hosted;

@@ -265,7 +265,7 @@ struct PlacedEvent {
 };
 
 struct EventPlan {
-  std::vector<PlacedEvent> events;  ///< in line order (restart markers left out)
+  std::vector<PlacedEvent> events;  ///< by slot (place_events), restart markers left out
   /// Per record with hosted events: seconds by bucket.
   std::map<std::size_t, std::array<double, kBucketCount>> hosted;
   double outside_total = 0;

@@ -76,30 +76,23 @@ std::string event_line(const Event& e) {
   return line + "}\n";
 }
 
-/// Where a line stands in the input: file, then line.
-std::pair<std::uint16_t, std::uint32_t> place(const Event& e) {
-  return {e.file, e.line};
-}
-
 }  // namespace
 
 void write_native(const Run& run, std::ostream& out) {
   write_meta(run, out);
-  // Events go where they were among the records (the analysis places an event by its line: a
-  // checkpoint load before the first record is startup, after it a restart), and the restart
-  // events, derived from the step counter and the stated restarts, become marks.
+  // Events go at their slots among the records (place_events: the analysis places an event
+  // there; a checkpoint load before the first record is startup, after it a restart), and the
+  // restart events, derived from the step counter and the stated restarts, become marks.
   std::vector<const Event*> events;
   for (const Event& e : run.events)
     if (e.kind != EventKind::kRestart) events.push_back(&e);
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event* a, const Event* b) { return place(*a) < place(*b); });
-  auto next_event = events.begin();
   const IterationTable& t = run.iterations;
+  const std::vector<SlottedEvent> placed = place_events(t, std::move(events));
+  std::size_t next_event = 0;
   std::size_t next_restart = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
-    for (; next_event != events.end() && place(**next_event) < std::pair{t.file(i), t.line(i)};
-         ++next_event)
-      out << event_line(**next_event);
+    for (; next_event < placed.size() && placed[next_event].slot <= i; ++next_event)
+      out << event_line(*placed[next_event].event);
     // Each later incarnation starts after a stated restart. Read back as one stream, a counter
     // that goes back a little could pass for lines written out of order (the ranks' streams
     // that showed the restart are combined), and a step repeated across a stated restart for
@@ -114,7 +107,7 @@ void write_native(const Run& run, std::ostream& out) {
     }
     out << record_line(t[i]);
   }
-  for (; next_event != events.end(); ++next_event) out << event_line(**next_event);
+  for (; next_event < placed.size(); ++next_event) out << event_line(*placed[next_event].event);
   // When the log ended (after its last record: a final evaluation, the shutdown).
   if (known(run.last_timestamp_s))
     out << "{\"type\":\"meta\",\"timestamp\":" << num(run.last_timestamp_s) << "}\n";

@@ -1,0 +1,80 @@
+// place_events(): where each event stands among the records (see run.hpp).
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <utility>
+
+#include "mfu/run.hpp"
+
+namespace mfu {
+namespace {
+
+using Place = std::pair<std::uint16_t, std::uint32_t>;  // file, then line
+
+Place place_of(const Event& e) {
+  return {e.file, e.line};
+}
+
+/// The table's record indices in (file, line) order (empty when the table is in that order
+/// already, the usual case: no index vector is built), and each file's first record.
+struct RecordOrder {
+  std::vector<std::size_t> by_place;
+  std::map<std::uint16_t, std::size_t> first_of_file;
+};
+
+RecordOrder record_order(const IterationTable& t) {
+  RecordOrder o;
+  Place last{0, 0};
+  bool ordered = true;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const Place p{t.file(i), t.line(i)};
+    if (i == 0 || p.first != last.first) o.first_of_file.try_emplace(p.first, i);
+    ordered = ordered && !(p < last);
+    last = p;
+  }
+  if (ordered) return o;
+  o.by_place.resize(t.size());
+  std::iota(o.by_place.begin(), o.by_place.end(), std::size_t{0});
+  std::stable_sort(o.by_place.begin(), o.by_place.end(), [&](std::size_t a, std::size_t b) {
+    return Place{t.file(a), t.line(a)} < Place{t.file(b), t.line(b)};
+  });
+  return o;
+}
+
+}  // namespace
+
+std::vector<SlottedEvent> place_events(const IterationTable& t, std::vector<const Event*> events) {
+  std::vector<SlottedEvent> placed;
+  if (events.empty()) return placed;
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event* a, const Event* b) { return place_of(*a) < place_of(*b); });
+  const RecordOrder order = record_order(t);
+  const std::size_t n = t.size();
+  std::size_t passed = 0;      // records passed in (file, line) order
+  std::size_t after_all = 0;   // 1 + the greatest table index among them
+  std::size_t after_file = 0;  // the same among those of the last passed record's file
+  std::uint16_t file = 0;
+  for (const Event* e : events) {
+    for (; passed < n; ++passed) {
+      const std::size_t i = order.by_place.empty() ? passed : order.by_place[passed];
+      const Place p{t.file(i), t.line(i)};
+      if (place_of(*e) < p) break;
+      if (p.first != file) after_file = 0;
+      file = p.first;
+      after_all = std::max(after_all, i + 1);
+      after_file = std::max(after_file, i + 1);
+    }
+    std::size_t slot = after_all;
+    if (after_file > 0 && file == e->file) {
+      slot = after_file;
+    } else if (auto f = order.first_of_file.find(e->file); f != order.first_of_file.end()) {
+      slot = f->second;
+    }
+    placed.push_back(SlottedEvent{e, slot});
+  }
+  std::stable_sort(placed.begin(), placed.end(),
+                   [](const SlottedEvent& a, const SlottedEvent& b) { return a.slot < b.slot; });
+  return placed;
+}
+
+}  // namespace mfu
