@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "analysis/parallel.hpp"
 #include "analysis/stages.hpp"
@@ -32,7 +33,7 @@ std::string event_what(const Event& e) {
 struct Gap {
   B bucket;
   BucketSource source;
-  const char* what;
+  std::string_view what;  // its length known once (a char* gave a strlen per record's gap)
 };
 
 constexpr Gap kStartupGap{B::kStartup, BucketSource::kMeasured,
