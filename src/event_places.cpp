@@ -26,18 +26,28 @@ RecordOrder record_order(const IterationTable& t) {
   RecordOrder o;
   Place last{0, 0};
   bool ordered = true;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const Place p{t.file(i), t.line(i)};
-    if (i == 0 || p.first != last.first) o.first_of_file.try_emplace(p.first, i);
-    ordered = ordered && !(p < last);
-    last = p;
-  }
+  for_each_record(
+      t,
+      [&](std::size_t i, const Iteration& it) {
+        const Place p{it.file, it.line};
+        if (i == 0 || p.first != last.first) o.first_of_file.try_emplace(p.first, i);
+        ordered = ordered && !(p < last);
+        last = p;
+      },
+      RecordFields::kLine | RecordFields::kFile);
   if (ordered) return o;
+  // Sorted by places read once (a table put back in step order holds every record's).
+  std::vector<Place> places(t.size());
+  for_each_record(
+      t,
+      [&](std::size_t i, const Iteration& it) {
+        places[i] = {it.file, it.line};
+      },
+      RecordFields::kLine | RecordFields::kFile);
   o.by_place.resize(t.size());
   std::iota(o.by_place.begin(), o.by_place.end(), std::size_t{0});
-  std::stable_sort(o.by_place.begin(), o.by_place.end(), [&](std::size_t a, std::size_t b) {
-    return Place{t.file(a), t.line(a)} < Place{t.file(b), t.line(b)};
-  });
+  std::stable_sort(o.by_place.begin(), o.by_place.end(),
+                   [&](std::size_t a, std::size_t b) { return places[a] < places[b]; });
   return o;
 }
 

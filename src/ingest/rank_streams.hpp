@@ -49,9 +49,12 @@ struct RestartMark {
 
 /// Combines `records`; `meta` gives the gradient-accumulation and GPU counts that help tell
 /// micro-batches from ranks when the lines carry no rank; `marks` are restarts the input
-/// states.
+/// states. A single stream that needs no combining is put in order within the table;
+/// `in_place` false copies every stream out as the general case does (the reference the tests
+/// compare the in-place path with).
 [[nodiscard]] JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta,
-                                              std::vector<RestartMark> marks = {});
+                                              std::vector<RestartMark> marks = {},
+                                              bool in_place = true);
 
 /// Events that several ranks printed for one step (each rank's startup timers, a checkpoint
 /// every rank reports) are one event of the job: the j-th event of a kind at a step from each

@@ -1,0 +1,160 @@
+// One stream's restarts and lines out of order, put in order within the table
+// (combine_rank_streams' in-place path), against the general path that copies every stream
+// out (kept as the reference: in_place = false). Generated streams: restarts that go back a
+// little or far, neighbouring lines swapped, runs of lines printed late, stated restarts (at
+// records and at lines), a rank tag or none; some with a step printed twice in a row or a
+// negative step, which the in-place path leaves to the general one.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ingest/rank_streams.hpp"
+
+namespace mfu::detail {
+namespace {
+
+struct Generated {
+  IterationTable table;
+  std::vector<RestartMark> marks;
+  bool in_place_applies = true;  // by construction: no repeat in a row, no negative step
+};
+
+Generated generate(std::mt19937& rng) {
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Generated g;
+  const std::int32_t rank = uniform(0, 1) == 0 ? -1 : 3;
+  const std::int64_t interval = uniform(0, 1) == 0 ? 1 : 10;
+  std::vector<std::int64_t> steps;
+  std::int64_t step = interval;
+  const int n = uniform(1, 400);
+  for (int k = 0; k < n; ++k) {
+    steps.push_back(step);
+    step += interval;
+    if (uniform(0, 60) == 0)
+      step = std::max<std::int64_t>(interval, step - interval * uniform(1, 50));
+  }
+  // Lines printed late: a record moved 1..5 places on (a swapped pair when 1).
+  for (int swaps = uniform(0, 8); swaps > 0 && steps.size() > 2; --swaps) {
+    const auto from = static_cast<std::size_t>(uniform(0, static_cast<int>(steps.size()) - 2));
+    const std::size_t to =
+        std::min(steps.size() - 1, from + static_cast<std::size_t>(uniform(1, 5)));
+    const std::int64_t moved = steps[from];
+    steps.erase(steps.begin() + static_cast<std::ptrdiff_t>(from));
+    steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(to), moved);
+  }
+  if (uniform(0, 9) == 0 && steps.size() > 3) {  // a step printed twice in a row
+    const auto at = static_cast<std::size_t>(uniform(1, static_cast<int>(steps.size()) - 1));
+    steps[at] = steps[at - 1];
+    g.in_place_applies = false;
+  }
+  if (uniform(0, 19) == 0) {  // a record without a step number
+    steps[static_cast<std::size_t>(uniform(0, static_cast<int>(steps.size()) - 1))] = -1;
+    g.in_place_applies = false;
+  }
+  double clock = 1.7e9;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    Iteration it;
+    it.step = steps[i];
+    it.rank = rank;
+    it.line = static_cast<std::uint32_t>(2 + 2 * i);
+    it.time_s = uniform(900, 1400) / 1000.0;
+    clock += it.time_s;
+    it.timestamp_s = uniform(0, 1) == 0 ? clock : kUnknown;
+    it.tokens = 4096;
+    it.loss = uniform(1000, 9000) / 1000.0;
+    it.phase[static_cast<std::size_t>(Phase::kData)] = uniform(0, 50) / 1000.0;
+    g.table.push_back(it);
+    if (uniform(0, 40) == 0) g.marks.push_back({0, it.line - 1, -1, std::nullopt});  // a line
+    if (uniform(0, 40) == 0) g.marks.push_back({0, 0, -1, i});                       // a record
+  }
+  return g;
+}
+
+bool same_double(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+void expect_same_records(const IterationTable& a, const IterationTable& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const Iteration x = a[i], y = b[i];
+    ASSERT_EQ(x.step, y.step) << "record " << i;
+    ASSERT_EQ(x.line, y.line) << "record " << i;
+    ASSERT_EQ(x.rank, y.rank) << "record " << i;
+    ASSERT_EQ(x.count, y.count) << "record " << i;
+    ASSERT_TRUE(same_double(x.time_s, y.time_s)) << "record " << i;
+    ASSERT_TRUE(same_double(x.timestamp_s, y.timestamp_s)) << "record " << i;
+    ASSERT_TRUE(same_double(x.loss, y.loss)) << "record " << i;
+    ASSERT_TRUE(same_double(x.at(Phase::kData), y.at(Phase::kData))) << "record " << i;
+  }
+}
+
+void expect_same_streams(const std::vector<RankStream>& a, const std::vector<RankStream>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].rank, b[k].rank);
+    EXPECT_EQ(a[k].records, b[k].records);
+    EXPECT_EQ(a[k].restarts, b[k].restarts);
+    EXPECT_EQ(a[k].slowest_steps, b[k].slowest_steps);
+    EXPECT_TRUE(same_double(a[k].mean_time_s, b[k].mean_time_s));
+    EXPECT_TRUE(same_double(a[k].mean_data_s, b[k].mean_data_s));
+    EXPECT_TRUE(same_double(a[k].first_timestamp_s, b[k].first_timestamp_s));
+    EXPECT_TRUE(same_double(a[k].last_timestamp_s, b[k].last_timestamp_s));
+  }
+}
+
+// 3,000 generated streams of 1..400 records: the in-place path gives the general path's table
+// bit for bit, its incarnations, its counts of reordered, repeated and combined records, and
+// its stream summary (sums in line order). Most streams have a restart or a line out of order
+// (counted: the cases are exercised).
+TEST(OneStreamInPlace, GivesWhatCopyingTheStreamOutGives) {
+  std::mt19937 rng(20261206);
+  int exercised = 0;
+  for (int c = 0; c < 3000; ++c) {
+    SCOPED_TRACE(c);
+    Generated g = generate(rng);
+    IterationTable copy = g.table;
+    RunMeta meta;
+    const JobRecords fast = combine_rank_streams(std::move(g.table), meta, g.marks, true);
+    const JobRecords ref = combine_rank_streams(std::move(copy), meta, g.marks, false);
+    expect_same_records(fast.table, ref.table);
+    EXPECT_EQ(fast.incarnations, ref.incarnations);
+    EXPECT_EQ(fast.reordered, ref.reordered);
+    EXPECT_EQ(fast.duplicates, ref.duplicates);
+    EXPECT_EQ(fast.micro_batches, ref.micro_batches);
+    EXPECT_EQ(fast.rank_records, ref.rank_records);
+    EXPECT_EQ(fast.incarnations_disagree, ref.incarnations_disagree);
+    expect_same_streams(fast.streams, ref.streams);
+    if (HasFailure()) return;
+    if (g.in_place_applies && (ref.reordered > 0 || ref.incarnations.size() > 1)) ++exercised;
+  }
+  EXPECT_GT(exercised, 1000);
+}
+
+// By hand: steps 1 2 4 3 5 | 2 3 (printed in that order, a restart back to 2). Incarnations
+// start at records 0 and 5; step 3 is put back before 4 (one reordering); the table reads
+// 1 2 3 4 5 2 3, with step 3's own line (8) and time (0.3 s) moved with it.
+TEST(OneStreamInPlace, ALateLineAndARestartByHand) {
+  IterationTable t;
+  const std::int64_t steps[] = {1, 2, 4, 3, 5, 2, 3};
+  for (std::size_t i = 0; i < 7; ++i) {
+    Iteration it;
+    it.step = steps[i];
+    it.line = static_cast<std::uint32_t>(2 + 2 * i);
+    it.time_s = static_cast<double>(steps[i]) / 10;
+    t.push_back(it);
+  }
+  const JobRecords out = combine_rank_streams(std::move(t), RunMeta{});
+  EXPECT_EQ(out.incarnations, (std::vector<std::size_t>{0, 5}));
+  EXPECT_EQ(out.reordered, 1u);
+  const std::int64_t want[] = {1, 2, 3, 4, 5, 2, 3};
+  ASSERT_EQ(out.table.size(), 7u);
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(out.table.step(i), want[i]) << i;
+  EXPECT_EQ(out.table.line(2), 8u);
+  EXPECT_EQ(out.table[2].time_s, 0.3);
+}
+
+}  // namespace
+}  // namespace mfu::detail
