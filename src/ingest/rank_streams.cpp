@@ -166,7 +166,11 @@ std::vector<std::size_t> incarnation_starts(std::size_t n, StepAt step,
     // A mark before a stream's first record has no incarnation before it to end.
     const bool stated = i > 0 && next_mark < marked.size() && marked[next_mark] == i;
     if (!stated && (it < 0 || it > max_step)) {
-      if (it >= 0) max_step = it;
+      if (it < 0) continue;  // a record without a step: never looked up
+      max_step = it;
+      // Only steps within an interval of the highest are looked up: the rest are let go (a
+      // set of every step of a long incarnation took 48 B a record).
+      seen.erase(seen.begin(), seen.lower_bound(max_step - interval));
       seen.insert(it);
       continue;
     }

@@ -156,5 +156,28 @@ TEST(OneStreamInPlace, ALateLineAndARestartByHand) {
   EXPECT_EQ(out.table[2].time_s, 0.3);
 }
 
+// By hand, logging interval 10: 10 20 30 20 40. The second 20 is within an interval of 30, but
+// step 20 was seen in this incarnation: a restart (not a line out of order). 10 20 40 30 50:
+// 30 was not seen, and the step after it catches up: a line out of order. (Only the steps
+// within an interval of the highest are kept for that check; forgetting 20 at 30 fails.)
+TEST(OneStreamInPlace, AStepSeenWithinAnIntervalIsARestart) {
+  auto combined = [](std::vector<std::int64_t> steps) {
+    IterationTable t;
+    for (std::int64_t s : steps) {
+      Iteration it;
+      it.step = s;
+      it.time_s = 1;
+      t.push_back(it);
+    }
+    return combine_rank_streams(std::move(t), RunMeta{});
+  };
+  const JobRecords restart = combined({10, 20, 30, 20, 40});
+  EXPECT_EQ(restart.incarnations, (std::vector<std::size_t>{0, 3}));
+  EXPECT_EQ(restart.reordered, 0u);
+  const JobRecords late = combined({10, 20, 40, 30, 50});
+  EXPECT_EQ(late.incarnations, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(late.reordered, 1u);
+}
+
 }  // namespace
 }  // namespace mfu::detail
