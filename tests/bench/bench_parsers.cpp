@@ -94,6 +94,29 @@ void BM_IngestNative(benchmark::State& s) {
 void BM_IngestMegatron(benchmark::State& s) {
   ingest_file(s, synthetic("megatron", 64), false);
 }
+/// The synthetic log of `kind` with a restart at its end: its first 1,000 lines again (the
+/// job resumed from an early checkpoint). One restart took the whole table out of the fast
+/// path of combining streams: 4.8x the time and 12x the memory of the log without it.
+const std::string& restarted(const std::string& kind) {
+  static std::map<std::string, std::string> paths;
+  auto it = paths.find(kind);
+  if (it != paths.end()) return it->second;
+  const std::string& base = synthetic(kind, 64);
+  const fs::path p = fs::temp_directory_path() / ("mfu-bench-restarted-" + kind + ".log");
+  if (!fs::exists(p)) {
+    std::ifstream in(base, std::ios::binary);
+    std::ofstream out(p, std::ios::binary);
+    out << in.rdbuf();
+    std::ifstream again(base, std::ios::binary);
+    std::string line;
+    for (int k = 0; k < 1000 && std::getline(again, line); ++k)
+      if (k > 0) out << line << '\n';  // the first line is the log's header
+  }
+  return paths[kind] = p.string();
+}
+void BM_IngestNativeRestarted(benchmark::State& s) {
+  ingest_file(s, restarted("native"), false);
+}
 void BM_IngestKineto(benchmark::State& s) {
   ingest_file(s, synthetic("kineto", 64), false);
 }
@@ -105,6 +128,7 @@ void BM_AnalyzeMegatron(benchmark::State& s) {
 }
 BENCHMARK(BM_IngestNative)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_IngestMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_IngestNativeRestarted)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_IngestKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeNative)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
