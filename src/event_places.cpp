@@ -15,11 +15,19 @@ Place place_of(const Event& e) {
   return {e.file, e.line};
 }
 
-/// The table's record indices in (file, line) order (empty when the table is in that order
-/// already, the usual case: no index vector is built), and each file's first record.
+/// The table's record indices in (file, line) order with their places, read once (empty when
+/// the table is in that order already, the usual case: nothing is kept per record), and each
+/// file's first record.
 struct RecordOrder {
   std::vector<std::size_t> by_place;
+  std::vector<Place> places;  // by table index, when by_place is not empty
   std::map<std::uint16_t, std::size_t> first_of_file;
+
+  /// The k-th record in (file, line) order: its table index and place.
+  [[nodiscard]] std::pair<std::size_t, Place> nth(const IterationTable& t, std::size_t k) const {
+    if (by_place.empty()) return {k, Place{t.file(k), t.line(k)}};
+    return {by_place[k], places[by_place[k]]};
+  }
 };
 
 RecordOrder record_order(const IterationTable& t) {
@@ -36,18 +44,19 @@ RecordOrder record_order(const IterationTable& t) {
       },
       RecordFields::kLine | RecordFields::kFile);
   if (ordered) return o;
-  // Sorted by places read once (a table put back in step order holds every record's).
-  std::vector<Place> places(t.size());
+  // Out of order (a table put back in step order): the places are read again and kept, so
+  // that neither the sort nor the walk reads a record's place through the table.
+  o.places.resize(t.size());
   for_each_record(
       t,
       [&](std::size_t i, const Iteration& it) {
-        places[i] = {it.file, it.line};
+        o.places[i] = {it.file, it.line};
       },
       RecordFields::kLine | RecordFields::kFile);
   o.by_place.resize(t.size());
   std::iota(o.by_place.begin(), o.by_place.end(), std::size_t{0});
   std::stable_sort(o.by_place.begin(), o.by_place.end(),
-                   [&](std::size_t a, std::size_t b) { return places[a] < places[b]; });
+                   [&](std::size_t a, std::size_t b) { return o.places[a] < o.places[b]; });
   return o;
 }
 
@@ -66,8 +75,7 @@ std::vector<SlottedEvent> place_events(const IterationTable& t, std::vector<cons
   std::uint16_t file = 0;
   for (const Event* e : events) {
     for (; passed < n; ++passed) {
-      const std::size_t i = order.by_place.empty() ? passed : order.by_place[passed];
-      const Place p{t.file(i), t.line(i)};
+      const auto [i, p] = order.nth(t, passed);
       if (place_of(*e) < p) break;
       if (p.first != file) after_file = 0;
       file = p.first;

@@ -1,7 +1,6 @@
 // write_native(): any run as mfu's native JSON Lines (the inverse of native_jsonl.cpp).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <utility>
