@@ -411,6 +411,16 @@ void IterationTable::shift_lines(std::uint32_t lines) {
   for (Segment& s : impl_->segments) s.line.add_to_nonzero(lines);
 }
 
+void IterationTable::set_source(std::uint16_t file, std::int32_t rank) {
+  for (Segment& s : impl_->segments) {
+    s.file = Column<std::uint16_t>{0};
+    for (std::size_t i = 0; i < s.n; ++i) Segment::store(s.file, i, file, std::uint16_t{0});
+    if (rank < 0) continue;
+    for (std::size_t i = 0; i < s.n; ++i)
+      if (s.rank.get(i) < 0) s.rank.put(i, rank);
+  }
+}
+
 void IterationTable::clear() {
   impl_ = std::make_unique<Impl>();
 }

@@ -154,6 +154,9 @@ class IterationTable {
   /// Adds `lines` to every record's line number but the unknown ones (0): the records of a
   /// piece of a file numbered before the lines above the piece were counted.
   void shift_lines(std::uint32_t lines);
+  /// Every record's file becomes `file`, and every record without a rank (-1) takes `rank`
+  /// (-1 leaves them): one input's records as its part of a run of several.
+  void set_source(std::uint16_t file, std::int32_t rank);
   /// Moves all records of `other` to the end of this table (`other` is left empty).
   void append(IterationTable&& other);
   [[nodiscard]] std::size_t size() const;

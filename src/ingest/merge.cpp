@@ -119,19 +119,22 @@ std::int32_t input_rank(const Run& r, std::size_t index_in_piece) {
 std::size_t records_fingerprint(const Run& r) {
   if (!known(r.first_timestamp_s)) return 0;
   std::size_t h = r.iterations.size();
-  for (std::size_t i = 0; i < r.iterations.size(); ++i) {
-    const Iteration it = r.iterations[i];
-    h = h * 1000003u ^ std::hash<std::int64_t>{}(it.step);
-    h = h * 1000003u ^ std::hash<double>{}(known(it.time_s) ? it.time_s : -1.0);
-    h = h * 1000003u ^ std::hash<double>{}(known(it.timestamp_s) ? it.timestamp_s : -1.0);
-  }
+  for_each_record(
+      r.iterations,
+      [&](std::size_t, const Iteration& it) {
+        h = h * 1000003u ^ std::hash<std::int64_t>{}(it.step);
+        h = h * 1000003u ^ std::hash<double>{}(known(it.time_s) ? it.time_s : -1.0);
+        h = h * 1000003u ^ std::hash<double>{}(known(it.timestamp_s) ? it.timestamp_s : -1.0);
+      },
+      RecordFields::kStep | RecordFields::kTime | RecordFields::kTimestamp);
   return h;
 }
 
-/// Warns once per input that repeats a rank of its piece (O(inputs + ranks)).
+/// Warns once per input that repeats a rank of its piece (O(inputs + ranks)); `prints` are
+/// the logs' records_fingerprint, taken before their records moved to the merged run.
 void warn_repeated_ranks(const std::vector<Run>& logs, const std::vector<std::size_t>& piece,
-                         const std::vector<std::vector<std::int32_t>>& ranks_of, Run& out,
-                         std::size_t cap) {
+                         const std::vector<std::vector<std::int32_t>>& ranks_of,
+                         const std::vector<std::size_t>& prints, Run& out, std::size_t cap) {
   std::unordered_map<std::int32_t, std::size_t> holder;
   std::unordered_map<std::size_t, std::size_t> fingerprints;
   for (const std::size_t f : piece) {
@@ -145,7 +148,7 @@ void warn_repeated_ranks(const std::vector<Run>& logs, const std::vector<std::si
         break;
       }
     }
-    if (const std::size_t print = records_fingerprint(r); message.empty() && print != 0) {
+    if (const std::size_t print = prints[f]; message.empty() && print != 0) {
       const auto [it, fresh] = fingerprints.emplace(print, f);
       if (!fresh)
         message = fmt::format(
@@ -182,12 +185,12 @@ void take_totals(Run& out, Run& r, std::size_t cap) {
 void take_records(Run& out, Run& r, std::uint16_t file, std::int32_t rank) {
   const std::size_t first = out.iterations.size();
   for (const std::size_t i : r.restarts_at) out.restarts_at.push_back(first + i);
-  for (std::size_t i = 0; i < r.iterations.size(); ++i) {
-    Iteration it = r.iterations[i];
-    it.file = file;
-    if (it.rank < 0) it.rank = rank;
-    out.iterations.push_back(it);
-  }
+  // Moved, not copied: a copy record by record held every log twice, and took most of the
+  // time of merging two ranks' files.
+  IterationTable records;
+  records.append(std::move(r.iterations));
+  records.set_source(file, rank);
+  out.iterations.append(std::move(records));
   for (auto e : r.events) {
     if (e.kind == EventKind::kRestart) continue;  // derived again from the merged streams
     e.file = file;
@@ -203,6 +206,8 @@ Run merge_logs(std::vector<Run> logs, const IngestOptions& opt) {
   out.format = logs.front().format;
   out.timing = logs.front().timing;
   std::vector<std::vector<std::int32_t>> ranks_of(logs.size());
+  std::vector<std::size_t> prints(logs.size());
+  for (std::size_t k = 0; k < logs.size(); ++k) prints[k] = records_fingerprint(logs[k]);
   std::uint16_t file = 0;
   for (const auto& piece : pieces) {
     for (std::size_t k = 0; k < piece.size(); ++k) {
@@ -213,7 +218,7 @@ Run merge_logs(std::vector<Run> logs, const IngestOptions& opt) {
       take_totals(out, r, opt.max_diagnostics);
       take_records(out, r, file++, rank);
     }
-    warn_repeated_ranks(logs, piece, ranks_of, out, opt.max_diagnostics);
+    warn_repeated_ranks(logs, piece, ranks_of, prints, out, opt.max_diagnostics);
   }
   std::size_t rank_logs = 0;
   for (const auto& p : pieces) rank_logs = std::max(rank_logs, p.size());

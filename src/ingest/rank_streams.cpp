@@ -2,96 +2,16 @@
 #include "ingest/rank_streams.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <map>
 #include <numeric>
-#include <set>
 #include <utility>
+
+#include "ingest/rank_stream_parts.hpp"
 
 namespace mfu::detail {
 namespace {
 
 using Stream = std::vector<Iteration>;
-
-bool same_value(double a, double b) {
-  return (!known(a) && !known(b)) || a == b;
-}
-
-/// The same measurement printed twice (a line repeated, two loggers): not new work.
-bool identical(const Iteration& a, const Iteration& b) {
-  return same_value(a.time_s, b.time_s) && same_value(a.loss, b.loss) &&
-         same_value(a.tokens, b.tokens) && a.phase == b.phase;
-}
-
-void fill(double& into, double from) {
-  if (!known(into)) into = from;
-}
-
-void add_known(double& into, double from) {
-  if (known(from)) into = known(into) ? into + from : from;
-}
-
-/// Folds a later micro-batch record of the same step into `step`: work and time add up.
-void fold_micro_batch(Iteration& step, const Iteration& micro) {
-  add_known(step.time_s, micro.time_s);
-  add_known(step.tokens, micro.tokens);
-  add_known(step.samples, micro.samples);
-  add_known(step.model_flops, micro.model_flops);
-  for (std::size_t p = 0; p < kPhaseCount; ++p) add_known(step.phase[p], micro.phase[p]);
-  if (known(micro.timestamp_s)) step.timestamp_s = micro.timestamp_s;
-  if (known(micro.loss)) step.loss = micro.loss;  // the last micro-batch's loss
-}
-
-/// Combines the records of one step printed by several ranks into the slowest one's.
-Iteration combine_ranks(const std::vector<const Iteration*>& members) {
-  const Iteration* slowest = members.front();
-  for (const Iteration* m : members)
-    if (known(m->time_s) && (!known(slowest->time_s) || m->time_s > slowest->time_s)) slowest = m;
-  Iteration out = *slowest;
-  for (const Iteration* m : members) {
-    if (m->rank != out.rank) out.rank = -1;  // a job record now: no one rank's
-    fill(out.tokens, m->tokens);
-    fill(out.samples, m->samples);
-    fill(out.loss, m->loss);
-    fill(out.model_flops, m->model_flops);
-    fill(out.reported_flops_per_gpu, m->reported_flops_per_gpu);
-    fill(out.reported_mfu, m->reported_mfu);
-    if (known(m->timestamp_s) && (!known(out.timestamp_s) || m->timestamp_s > out.timestamp_s))
-      out.timestamp_s = m->timestamp_s;
-    if (m->file < out.file || (m->file == out.file && m->line < out.line)) {
-      out.file = m->file;
-      out.line = m->line;
-    }
-  }
-  return out;
-}
-
-enum class Repeat { kDuplicate, kMicroBatches, kRanks };
-
-/// What `g` consecutive records of one step in one stream are. Micro-batches need evidence:
-/// timestamps that advance by the records' own times (each line printed after its micro-batch
-/// ran), or as many records as the stated gradient-accumulation steps. Without it, repeats
-/// are one step reported several times (two loggers, or untagged ranks) and are combined as
-/// ranks are: the slowest, most complete record stands.
-Repeat classify_repeat(const Iteration* r, std::size_t g, const RunMeta& meta) {
-  bool all_identical = true;
-  for (std::size_t k = 1; k < g; ++k) all_identical = all_identical && identical(r[0], r[k]);
-  if (all_identical) return Repeat::kDuplicate;
-  bool timed = known(r[0].timestamp_s);
-  double later = 0;
-  for (std::size_t k = 1; k < g; ++k) {
-    timed = timed && known(r[k].timestamp_s) && known(r[k].time_s);
-    if (known(r[k].time_s)) later += r[k].time_s;
-  }
-  if (timed && later > 0) {
-    const double elapsed = r[g - 1].timestamp_s - r[0].timestamp_s;
-    return elapsed >= 0.75 * later ? Repeat::kMicroBatches : Repeat::kRanks;
-  }
-  const auto accum = meta.number("grad_accum");
-  if (accum && *accum > 1 && static_cast<std::size_t>(*accum) == g) return Repeat::kMicroBatches;
-  return Repeat::kRanks;
-}
 
 /// Groups consecutive records of one step in one stream, never across a stated restart;
 /// `marked` (the records a restart mark starts an incarnation at, ascending) becomes their
@@ -135,60 +55,6 @@ Stream group_repeats(const Stream& in, std::vector<std::size_t>& marked, const R
   return grouped;
 }
 
-/// The logging interval of a stream of `n` steps (step(i) the i-th): the median step advance
-/// between its records.
-template <class StepAt>
-std::int64_t logging_interval(std::size_t n, StepAt step) {
-  std::vector<std::int64_t> d;
-  for (std::size_t i = 1; i < n; ++i)
-    if (step(i) > step(i - 1)) d.push_back(step(i) - step(i - 1));
-  if (d.empty()) return 1;
-  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-  return std::max<std::int64_t>(1, d[d.size() / 2]);
-}
-
-/// Where a stream of `n` steps splits into incarnations: where a restart mark stands
-/// (`marked`, ascending places) and where its step counter goes back (restarts), small
-/// reorderings being lines out of order instead. The first place of each (0 first); the
-/// places between two starts are one incarnation, to be put in step order.
-template <class StepAt>
-std::vector<std::size_t> incarnation_starts(std::size_t n, StepAt step,
-                                            const std::vector<std::size_t>& marked,
-                                            std::size_t& reordered, std::size_t& restarts) {
-  const std::int64_t interval = logging_interval(n, step);
-  std::vector<std::size_t> starts{0};
-  std::set<std::int64_t> seen;
-  std::int64_t max_step = std::numeric_limits<std::int64_t>::min();
-  std::size_t next_mark = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t it = step(i);
-    while (next_mark < marked.size() && marked[next_mark] < i) ++next_mark;
-    // A mark before a stream's first record has no incarnation before it to end.
-    const bool stated = i > 0 && next_mark < marked.size() && marked[next_mark] == i;
-    if (!stated && (it < 0 || it > max_step)) {
-      if (it < 0) continue;  // a record without a step: never looked up
-      max_step = it;
-      // Only steps within an interval of the highest are looked up: the rest are let go (a
-      // set of every step of a long incarnation took 48 B a record).
-      seen.erase(seen.begin(), seen.lower_bound(max_step - interval));
-      seen.insert(it);
-      continue;
-    }
-    const bool caught_up = i + 1 == n || step(i + 1) > max_step;
-    if (!stated && max_step - it <= interval && caught_up && seen.count(it) == 0) {
-      ++reordered;
-      seen.insert(it);
-      continue;
-    }
-    ++restarts;
-    starts.push_back(i);
-    seen.clear();
-    seen.insert(it);
-    max_step = it;
-  }
-  return starts;
-}
-
 /// Splits a stream into its incarnations (incarnation_starts), each in step order.
 std::vector<Stream> split_incarnations(const Stream& s, const std::vector<std::size_t>& marked,
                                        std::size_t& reordered, std::size_t& restarts) {
@@ -204,88 +70,6 @@ std::vector<Stream> split_incarnations(const Stream& s, const std::vector<std::s
   }
   return parts;
 }
-
-/// The restarts an input states, looked up record by record in input order.
-class RestartMarks {
- public:
-  explicit RestartMarks(std::vector<RestartMark> marks) {
-    for (const RestartMark& m : marks) {
-      if (m.record)
-        records_.push_back(*m.record);
-      else
-        marks_.push_back(m);
-    }
-    std::sort(marks_.begin(), marks_.end(), before);
-    std::sort(records_.begin(), records_.end());
-  }
-  [[nodiscard]] bool empty() const { return marks_.empty() && records_.empty(); }
-
-  /// Whether record `i` (`it`) starts an incarnation: a mark stands at it, or a line mark for
-  /// its rank stands after the previous record of that rank in its file (anywhere before, for
-  /// its first) and at or before its line.
-  bool starts_incarnation(std::size_t i, const Iteration& it) {
-    const bool at_line = after_previous_line(it);  // first: it moves the rank's last line
-    return at_line || std::binary_search(records_.begin(), records_.end(), i);
-  }
-
- private:
-  bool after_previous_line(const Iteration& it) {
-    if (marks_.empty()) return false;
-    const auto [prev, first] = last_line_.try_emplace({it.file, it.rank}, it.line);
-    const std::uint32_t after = prev->second;
-    prev->second = it.line;
-    auto m = first ? std::lower_bound(marks_.begin(), marks_.end(), at(it.file, 0), before)
-                   : std::upper_bound(marks_.begin(), marks_.end(), at(it.file, after), before);
-    for (; m != marks_.end() && m->file == it.file && m->line <= it.line; ++m)
-      if (m->rank < 0 || m->rank == it.rank) return true;
-    return false;
-  }
-  static RestartMark at(std::uint16_t file, std::uint32_t line) {
-    return {file, line, -1, std::nullopt};
-  }
-  static bool before(const RestartMark& a, const RestartMark& b) {
-    return std::pair{a.file, a.line} < std::pair{b.file, b.line};
-  }
-  std::vector<RestartMark> marks_;  // by line
-  std::vector<std::size_t> records_;
-  std::map<std::pair<std::uint16_t, std::int32_t>, std::uint32_t> last_line_;
-};
-
-/// The sums a rank's summary is made of, one record at a time.
-class StreamSummary {
- public:
-  StreamSummary(std::int32_t rank, std::size_t records, std::size_t restarts) {
-    r_.rank = rank;
-    r_.records = records;
-    r_.restarts = restarts;
-  }
-  void add(const Iteration& it) {
-    if (known(it.time_s)) {
-      time_ += it.time_s;
-      ++timed_;
-    }
-    if (known(it.at(Phase::kData))) {
-      data_ += it.at(Phase::kData);
-      ++waited_;
-    }
-    if (known(it.timestamp_s)) {
-      if (!known(r_.first_timestamp_s) || it.timestamp_s < r_.first_timestamp_s)
-        r_.first_timestamp_s = it.timestamp_s;
-      if (!known(r_.last_timestamp_s) || it.timestamp_s > r_.last_timestamp_s)
-        r_.last_timestamp_s = it.timestamp_s;
-    }
-  }
-  [[nodiscard]] RankStream done() {
-    if (timed_ > 0) r_.mean_time_s = time_ / static_cast<double>(timed_);
-    if (waited_ > 0) r_.mean_data_s = data_ / static_cast<double>(waited_);
-    return r_;
-  }
-
- private:
-  RankStream r_;
-  double time_ = 0, data_ = 0;
-  std::size_t timed_ = 0, waited_ = 0;
-};
 
 /// A rank's stream summarised.
 RankStream summarise(std::int32_t rank, const Stream& s, std::size_t restarts) {
@@ -442,6 +226,11 @@ JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta,
   if (in_place && !records.empty()) {
     RestartMarks consulted(std::move(marks));  // `stated` stays unconsulted for the general case
     if (combine_one_stream(records, consulted, out)) return out;
+    out = JobRecords{};
+    if (combine_by_index(records, meta, stated, out)) {
+      records.clear();
+      return out;
+    }
     out = JobRecords{};
   }
   std::map<std::int32_t, Stream> by_rank;

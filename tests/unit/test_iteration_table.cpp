@@ -401,6 +401,38 @@ TEST(IterationTable, ShiftedLinesAreTheLinesPlusTheShiftZerosKept) {
   }
 }
 
+// set_source is what moving an input's records into a run of several does: by hand, every
+// record's file becomes the input's index, the records without a rank (-1) take the input's
+// rank, and those with one keep it; every other field stays as written. With rank -1 the
+// ranks are left alone; with file 0 the file column goes back to all zeros.
+TEST(IterationTable, SetSourceGivesEveryRecordItsFileAndTheUntaggedItsRank) {
+  std::mt19937_64 rng(43);
+  for (int trial = 0; trial < 12; ++trial) {
+    IterationTable t;
+    std::vector<Iteration> ref;
+    const std::size_t n = 1 + rng() % 5000;
+    for (int piece = 0; piece < 2; ++piece) {
+      IterationTable part;
+      for (std::size_t k = 0; k < n; ++k) {
+        Iteration it = record(k, 0.2, rng);
+        it.rank = trial % 3 == 0 || rng() % 4 == 0 ? -1 : static_cast<std::int32_t>(rng() % 8);
+        it.file = static_cast<std::uint16_t>(trial % 2 == 0 ? 0 : 1 + rng() % 3);
+        part.push_back(it);
+        ref.push_back(as_stored(it));
+      }
+      t.append(std::move(part));
+    }
+    const auto file = static_cast<std::uint16_t>(trial % 4 == 3 ? 0 : 2 + trial);
+    const std::int32_t rank = trial % 5 == 4 ? -1 : 100 + trial;
+    t.set_source(file, rank);
+    for (Iteration& it : ref) {
+      it.file = file;
+      if (it.rank < 0) it.rank = rank;
+    }
+    expect_same(t, ref, trial);
+  }
+}
+
 // may_hold is what lets a pass skip a field: false only while no record was given a value.
 TEST(IterationTable, AFieldNoRecordWasGivenIsNotHeld) {
   IterationTable t;

@@ -132,6 +132,32 @@ TEST(RankStreams, PerRankFilesEachHoldingARestart) {
   }
 }
 
+// The same file given twice (or a copy of it): its records and timestamps agree to the digit,
+// which two ranks' never do. By hand: a warning names the first file; read as two ranks, every
+// step time stays the same (1 s, 20 steps). Two ranks whose clocks differ by a millisecond get
+// no such warning. (The fingerprints are taken before the records move into the merged run.)
+TEST(RankStreams, TheSameLogTwiceIsNamedAsACopy) {
+  for (const bool copy : {true, false}) {
+    SCOPED_TRACE(copy ? "a copy" : "two ranks");
+    Dir dir("copy_of_log");
+    std::vector<std::string> files;
+    for (int rank = 0; rank < 2; ++rank) {
+      std::vector<Rec> recs;
+      double t = kT0 + (copy ? 0 : 0.001 * rank);
+      for (std::int64_t s = 1; s <= 20; ++s) recs.push_back({-1, s, 1.0, t += 1});
+      files.push_back(dir.write(fmt::format("rank{}.jsonl", rank), log_of(recs, 2)));
+    }
+    const mfu::Run run = ingest(files);
+    bool named = false;
+    for (const auto& d : run.diagnostics)
+      named = named || (d.message.find("a copy of one log?") != std::string::npos &&
+                        d.message.find("rank0.jsonl") != std::string::npos);
+    EXPECT_EQ(named, copy);
+    ASSERT_EQ(run.iterations.size(), 20u);
+    for (std::size_t i = 0; i < 20; ++i) EXPECT_EQ(run.iterations[i].time_s, 1.0);
+  }
+}
+
 // Eight ranks print their startup timer (30 + rank seconds) once. By hand: the job started
 // once; its startup is the slowest rank's 37 s, not 8 x 30 + 28 = 268 s.
 TEST(RankStreams, StartupCountsOncePerIncarnation) {

@@ -1,0 +1,283 @@
+// Several ranks' streams combined as indices into the table (combine_rank_streams' general
+// case without copying the records out), against the reference path that copies every stream
+// out (in_place = false). Generated jobs: ranks interleaved in one file or one file per rank,
+// a lagging rank, restarts (the same for every rank or not), lines printed late, repeated
+// lines, micro-batch lines (told by their timestamps or by the stated accumulation), untagged
+// lines beside tagged ones, records without a step, and stated restarts at lines and records.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "ingest/rank_stream_parts.hpp"
+#include "ingest/rank_streams.hpp"
+
+namespace mfu::detail {
+namespace {
+
+int uniform(std::mt19937& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+/// One rank's steps as it printed them: 1.. with restarts back, lines printed late, and now
+/// and then a record without a step.
+std::vector<std::int64_t> rank_steps(std::mt19937& rng, int n, bool restarts) {
+  std::vector<std::int64_t> steps;
+  std::int64_t step = 1;
+  for (int k = 0; k < n; ++k) {
+    steps.push_back(step++);
+    if (restarts && uniform(rng, 0, 40) == 0)
+      step = std::max<std::int64_t>(1, step - uniform(rng, 1, 30));
+  }
+  for (int swaps = uniform(rng, 0, 4); swaps > 0 && steps.size() > 2; --swaps) {
+    const auto at = static_cast<std::size_t>(uniform(rng, 0, static_cast<int>(steps.size()) - 2));
+    std::swap(steps[at], steps[at + 1]);
+  }
+  if (uniform(rng, 0, 9) == 0) steps[static_cast<std::size_t>(uniform(rng, 0, n - 1))] = -1;
+  return steps;
+}
+
+struct Job {
+  IterationTable table;
+  std::vector<RestartMark> marks;
+  RunMeta meta;
+};
+
+/// Records of `ranks` ranks (rank -1 among them: untagged lines), interleaved step by step in
+/// one file or one file per rank; each record repeated now and then (identical, as
+/// micro-batches whose timestamps advance, or as another logger's differing line).
+Job generate(std::mt19937& rng) {
+  Job job;
+  const int ranks = uniform(rng, 1, 4);
+  const bool per_rank_files = uniform(rng, 0, 2) == 0;
+  const bool untagged = uniform(rng, 0, 4) == 0;
+  const bool same_restarts = uniform(rng, 0, 1) == 0;
+  const int n = uniform(rng, 1, 120);
+  std::vector<std::vector<std::int64_t>> steps;
+  std::mt19937 shared(rng());
+  for (int r = 0; r < ranks; ++r) {
+    std::mt19937 own(rng());
+    steps.push_back(rank_steps(same_restarts ? shared : own, n, true));
+    if (same_restarts) shared.seed(static_cast<std::uint32_t>(job.table.size() + 7));
+  }
+  if (uniform(rng, 0, 3) == 0) job.meta.set("grad_accum", 2.0, "test");
+  std::vector<std::uint32_t> lines(static_cast<std::size_t>(ranks), 1);
+  double clock = 1.7e9;
+  auto emit = [&](int r, std::int64_t step) {
+    Iteration it;
+    it.step = step;
+    it.rank = untagged && r == 0 ? -1 : r;
+    it.file = per_rank_files ? static_cast<std::uint16_t>(r) : 0;
+    std::uint32_t& line = lines[per_rank_files ? static_cast<std::size_t>(r) : 0];
+    it.line = (line += static_cast<std::uint32_t>(uniform(rng, 1, 3)));
+    it.time_s = uniform(rng, 900, 1400) / 1000.0;
+    clock += it.time_s;
+    it.timestamp_s = uniform(rng, 0, 5) == 0 ? kUnknown : clock;
+    it.tokens = uniform(rng, 0, 9) == 0 ? kUnknown : 4096;
+    it.samples = uniform(rng, 0, 1) == 0 ? kUnknown : 8;
+    it.loss = uniform(rng, 1000, 9000) / 1000.0;
+    it.model_flops = uniform(rng, 0, 3) == 0 ? 1e15 : kUnknown;
+    it.reported_flops_per_gpu = uniform(rng, 0, 3) == 0 ? uniform(rng, 100, 300) * 1e12 : kUnknown;
+    it.at(Phase::kData) = uniform(rng, 0, 50) / 1000.0;
+    it.at(Phase::kComm) = uniform(rng, 0, 1) == 0 ? kUnknown : uniform(rng, 0, 90) / 1000.0;
+    job.table.push_back(it);
+    if (uniform(rng, 0, 60) == 0)
+      job.marks.push_back({it.file, it.line - 1, uniform(rng, -1, r), std::nullopt});
+    if (uniform(rng, 0, 80) == 0) job.marks.push_back({0, 0, -1, job.table.size() - 1});
+    const int repeat = uniform(rng, 0, 11);
+    if (repeat == 0) {  // the line printed twice
+      it.line += 1;
+      job.table.push_back(it);
+    } else if (repeat <= 2) {  // micro-batches: one more line a micro-batch's time later
+      it.line += 1;
+      it.time_s = uniform(rng, 900, 1400) / 1000.0;
+      if (known(it.timestamp_s)) it.timestamp_s += repeat == 1 ? it.time_s : 0.01;
+      it.loss -= 0.001;
+      job.table.push_back(it);
+    }
+    ++line;
+  };
+  if (per_rank_files) {
+    for (int r = 0; r < ranks; ++r)
+      for (std::int64_t s : steps[static_cast<std::size_t>(r)]) emit(r, s);
+  } else {
+    const int lag = uniform(rng, 0, 2);  // the last rank prints each step `lag` places late
+    for (int k = 0; k < n + lag; ++k)
+      for (int r = 0; r < ranks; ++r) {
+        const int at = r == ranks - 1 ? k - lag : k;
+        if (at >= 0 && at < n)
+          emit(r, steps[static_cast<std::size_t>(r)][static_cast<std::size_t>(at)]);
+      }
+  }
+  return job;
+}
+
+bool same_double(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+void expect_same_records(const IterationTable& a, const IterationTable& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const Iteration x = a[i], y = b[i];
+    SCOPED_TRACE(i);
+    ASSERT_EQ(x.step, y.step);
+    ASSERT_EQ(x.count, y.count);
+    ASSERT_EQ(x.line, y.line);
+    ASSERT_EQ(x.rank, y.rank);
+    ASSERT_EQ(x.file, y.file);
+    const double xs[] = {x.time_s,
+                         x.timestamp_s,
+                         x.tokens,
+                         x.samples,
+                         x.loss,
+                         x.model_flops,
+                         x.reported_flops_per_gpu,
+                         x.reported_mfu};
+    const double ys[] = {y.time_s,
+                         y.timestamp_s,
+                         y.tokens,
+                         y.samples,
+                         y.loss,
+                         y.model_flops,
+                         y.reported_flops_per_gpu,
+                         y.reported_mfu};
+    for (std::size_t f = 0; f < std::size(xs); ++f) ASSERT_TRUE(same_double(xs[f], ys[f])) << f;
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      ASSERT_TRUE(same_double(x.phase[p], y.phase[p])) << "phase " << p;
+  }
+}
+
+void expect_same_streams(const std::vector<RankStream>& a, const std::vector<RankStream>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].rank, b[k].rank);
+    EXPECT_EQ(a[k].records, b[k].records);
+    EXPECT_EQ(a[k].restarts, b[k].restarts);
+    EXPECT_EQ(a[k].slowest_steps, b[k].slowest_steps);
+    EXPECT_TRUE(same_double(a[k].mean_time_s, b[k].mean_time_s));
+    EXPECT_TRUE(same_double(a[k].mean_data_s, b[k].mean_data_s));
+    EXPECT_TRUE(same_double(a[k].first_timestamp_s, b[k].first_timestamp_s));
+    EXPECT_TRUE(same_double(a[k].last_timestamp_s, b[k].last_timestamp_s));
+  }
+}
+
+void expect_same_job(const JobRecords& fast, const JobRecords& ref) {
+  expect_same_records(fast.table, ref.table);
+  EXPECT_EQ(fast.incarnations, ref.incarnations);
+  EXPECT_EQ(fast.reordered, ref.reordered);
+  EXPECT_EQ(fast.duplicates, ref.duplicates);
+  EXPECT_EQ(fast.micro_batches, ref.micro_batches);
+  EXPECT_EQ(fast.rank_records, ref.rank_records);
+  EXPECT_EQ(fast.incarnations_disagree, ref.incarnations_disagree);
+  expect_same_streams(fast.streams, ref.streams);
+}
+
+// 3,000 generated jobs: combining by index gives the reference path's records bit for bit,
+// its incarnations, its counts, and every rank's summary. The cases are counted so that the
+// test shows it exercised each kind of input.
+TEST(RankStreamsByIndex, GivesWhatCopyingEveryStreamOutGives) {
+  std::mt19937 rng(20261207);
+  int several = 0, restarted = 0, micro = 0, ranks_combined = 0, disagree = 0;
+  for (int c = 0; c < 3000; ++c) {
+    SCOPED_TRACE(c);
+    Job job = generate(rng);
+    IterationTable copy = job.table;
+    const JobRecords fast = combine_rank_streams(std::move(job.table), job.meta, job.marks, true);
+    const JobRecords ref = combine_rank_streams(std::move(copy), job.meta, job.marks, false);
+    expect_same_job(fast, ref);
+    if (HasFailure()) return;
+    several += ref.streams.size() > 1;
+    restarted += ref.incarnations.size() > 1;
+    micro += ref.micro_batches > 0;
+    ranks_combined += ref.rank_records > 0;
+    disagree += ref.incarnations_disagree;
+  }
+  EXPECT_GT(several, 1000);
+  EXPECT_GT(restarted, 1000);
+  EXPECT_GT(micro, 300);
+  EXPECT_GT(ranks_combined, 1000);
+  EXPECT_GT(disagree, 100);
+}
+
+// By hand: ranks 0 and 1 in one file, steps 1..3 each, rank 1 slower at step 2 (1.5 s
+// against 1.0 s) and printing step 1 twice (identical lines); rank 0 restarts after step 3
+// at step 2 (2 3 again), rank 1 does not. Job records: steps 1, 2, 3 of the first incarnation
+// (1.0, 1.5, 1.0 s; step 2 timed by rank 1, placed at its first line, rank 0's line 4), then 2, 3
+// of the second (rank 0's alone); one duplicate dropped; ranks disagree on the restarts; rank 1 set
+// one step (the only one slower than the other); 3 records of rank 1 combined into steps.
+TEST(RankStreamsByIndex, TwoRanksInOneFileByHand) {
+  struct Line {
+    std::int32_t rank;
+    std::int64_t step;
+    double time;
+  };
+  const Line lines[] = {{0, 1, 1.0}, {1, 1, 1.0}, {1, 1, 1.0}, {0, 2, 1.0}, {1, 2, 1.5},
+                        {0, 3, 1.0}, {1, 3, 1.0}, {0, 2, 1.0}, {0, 3, 1.0}};
+  IterationTable t;
+  std::uint32_t line = 0;
+  for (const Line& l : lines) {
+    Iteration it;
+    it.rank = l.rank;
+    it.step = l.step;
+    it.time_s = l.time;
+    it.line = ++line;
+    t.push_back(it);
+  }
+  const JobRecords out = combine_rank_streams(std::move(t), RunMeta{});
+  ASSERT_EQ(out.table.size(), 5u);
+  const std::int64_t steps[] = {1, 2, 3, 2, 3};
+  const double times[] = {1.0, 1.5, 1.0, 1.0, 1.0};
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(out.table.step(i), steps[i]) << i;
+    EXPECT_EQ(out.table[i].time_s, times[i]) << i;
+    EXPECT_EQ(out.table.rank(i), -1) << i;
+  }
+  EXPECT_EQ(out.table.line(1), 4u);  // where step 2 first appears (rank 0's line)
+  EXPECT_EQ(out.incarnations, (std::vector<std::size_t>{0, 3}));
+  EXPECT_EQ(out.duplicates, 1u);
+  EXPECT_TRUE(out.incarnations_disagree);
+  ASSERT_EQ(out.streams.size(), 2u);
+  EXPECT_EQ(out.streams[0].restarts, 1u);
+  EXPECT_EQ(out.streams[1].restarts, 0u);
+  EXPECT_EQ(out.streams[1].slowest_steps, 1u);
+  EXPECT_EQ(out.streams[0].slowest_steps, 2u);  // steps 1 and 3: equal times, rank 0 first
+  EXPECT_EQ(out.rank_records, 3u);
+}
+
+// RecentSteps against std::set, the structure it replaced, over 200,000 random operations in
+// the pattern incarnation_starts makes: steps mostly rising, some a little behind, the bound
+// rising with the highest, now and then all cleared (a restart).
+TEST(RankStreamsByIndex, RecentStepsAnswersAsASetDoes) {
+  std::mt19937 rng(7);
+  RecentSteps fast;
+  std::set<std::int64_t> ref;
+  std::int64_t high = 0;
+  for (int k = 0; k < 200000; ++k) {
+    const int op = uniform(rng, 0, 99);
+    if (op < 60) {
+      high += uniform(rng, 1, 3);
+      fast.insert(high);
+      ref.insert(high);
+    } else if (op < 80) {
+      const std::int64_t s = high - uniform(rng, 0, 20);
+      fast.insert(s);
+      ref.insert(s);
+    } else if (op < 98) {
+      const std::int64_t low = high - uniform(rng, 0, 10);
+      fast.forget_below(low);
+      ref.erase(ref.begin(), ref.lower_bound(low));
+    } else if (op == 98) {
+      fast.clear();
+      ref.clear();
+      high = uniform(rng, 0, 50);
+    }
+    const std::int64_t q = high - uniform(rng, -2, 25);
+    ASSERT_EQ(fast.contains(q), ref.count(q) == 1) << "operation " << k << ", step " << q;
+  }
+}
+
+}  // namespace
+}  // namespace mfu::detail
