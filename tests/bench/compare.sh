@@ -47,6 +47,14 @@ NATIVE_RESTARTED=$WORK/native_flops_182mb_restarted.jsonl
 if [[ ! -s $NATIVE_RESTARTED || $NATIVE_RESTARTED -ot $NATIVE_FLOPS ]]; then
   { cat "$NATIVE_FLOPS"; sed -n '2,1001p' "$NATIVE_FLOPS"; } >"$NATIVE_RESTARTED"
 fi
+# The same lines printed by two ranks, one after the other (a "rank" field on each): several
+# ranks in one file were combined from a copy of every record (3x the time, 4x the memory of
+# one rank's lines, before 0ca6213).
+NATIVE_TWO_RANKS=$WORK/native_flops_182mb_two_ranks.jsonl
+if [[ ! -s $NATIVE_TWO_RANKS || $NATIVE_TWO_RANKS -ot $NATIVE_FLOPS ]]; then
+  awk '/^\{"step"/ { sub(/^\{/, ""); print "{\"rank\":0," $0; print "{\"rank\":1," $0; next } { print }' \
+    "$NATIVE_FLOPS" >"$NATIVE_TWO_RANKS"
+fi
 gen megatron "$MEGATRON"
 # Two ranks of half the size each: the trace target is stated per pair of ranks.
 SIZE_MB_SAVE=$SIZE_MB; SIZE_MB=$((SIZE_MB_SAVE / 2))
@@ -101,6 +109,7 @@ measure_dir() {  # label bytes dir command...
 B_NATIVE=$(stat -c %s "$NATIVE")
 B_NATIVE_FLOPS=$(stat -c %s "$NATIVE_FLOPS")
 B_NATIVE_RESTARTED=$(stat -c %s "$NATIVE_RESTARTED")
+B_NATIVE_TWO_RANKS=$(stat -c %s "$NATIVE_TWO_RANKS")
 B_MEGATRON=$(stat -c %s "$MEGATRON")
 B_KINETO=$(( $(stat -c %s "$KINETO_DIR/rank0.pt.trace.json") + $(stat -c %s "$KINETO_DIR/rank1.pt.trace.json") ))
 
@@ -113,6 +122,8 @@ measure "native 182 MB: wc -l" "$B_NATIVE_FLOPS" wc -l "$NATIVE_FLOPS"
 measure "native 182 MB: mfu analyze" "$B_NATIVE_FLOPS" "$MFU" analyze "$NATIVE_FLOPS"
 (( HAVE_PY )) && measure "native 182 MB: python json.loads loop" "$B_NATIVE_FLOPS" python3 -c "$PY_JSONL" "$NATIVE_FLOPS"
 measure "native 182 MB+restart: mfu analyze" "$B_NATIVE_RESTARTED" "$MFU" analyze "$NATIVE_RESTARTED"
+measure "native 182 MB x2 ranks: wc -l" "$B_NATIVE_TWO_RANKS" wc -l "$NATIVE_TWO_RANKS"
+measure "native 182 MB x2 ranks: mfu analyze" "$B_NATIVE_TWO_RANKS" "$MFU" analyze "$NATIVE_TWO_RANKS"
 
 measure "megatron: wc -l" "$B_MEGATRON" wc -l "$MEGATRON"
 measure "megatron: mfu analyze" "$B_MEGATRON" "$MFU" analyze --gpu h100 --gpus 64 --model llama3-8b "$MEGATRON"
