@@ -215,6 +215,10 @@ bool combine_one_stream(IterationTable& t, RestartMarks& stated, JobRecords& out
 JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta,
                                 std::vector<RestartMark> marks, bool in_place) {
   JobRecords out;
+  if (records.empty()) {  // one incarnation, empty: every path says so
+    out.incarnations.push_back(0);
+    return out;
+  }
   RestartMarks stated(marks);
   if (in_place && stated.empty() && one_ordered_stream(records)) {
     out.incarnations.push_back(0);

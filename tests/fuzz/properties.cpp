@@ -268,6 +268,7 @@ const std::vector<Target>& targets() {
     t.push_back({"number", "", check_number});
     t.push_back({"jobs", "", check_jobs});
     t.push_back({"fleet", "", check_fleet});
+    t.push_back({"rank_streams", "", check_rank_streams});
     return t;
   }();
   return all;

@@ -27,6 +27,11 @@ void check_number(std::string_view data);
 /// fragmentation are within their bounds.
 void check_jobs(std::string_view data);
 
+/// Bytes read as records of several ranks (tagged or not, in files, with restarts, repeats and
+/// stated restarts): combining their streams on the fast paths gives the reference path's job
+/// records, counts and rank summaries bit for bit.
+void check_rank_streams(std::string_view data);
+
 /// The target names and what each runs (the format for ingest targets).
 struct Target {
   std::string name;

@@ -13,6 +13,7 @@
 
 #include "ingest/rank_stream_parts.hpp"
 #include "ingest/rank_streams.hpp"
+#include "properties.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -245,6 +246,17 @@ TEST(RankStreamsByIndex, TwoRanksInOneFileByHand) {
   EXPECT_EQ(out.streams[1].slowest_steps, 1u);
   EXPECT_EQ(out.streams[0].slowest_steps, 2u);  // steps 1 and 3: equal times, rank 0 first
   EXPECT_EQ(out.rank_records, 3u);
+}
+
+// The fuzz target's property (tests/fuzz/rank_streams_property.cpp) on 2,000 random inputs of
+// up to 2,000 bytes, so that every test run checks it beyond the fuzzer's corpus.
+TEST(RankStreamsByIndex, TheFuzzPropertyHoldsOnRandomBytes) {
+  std::mt19937 rng(11);
+  for (int c = 0; c < 2000; ++c) {
+    std::string bytes(static_cast<std::size_t>(uniform(rng, 0, 2000)), '\0');
+    for (char& b : bytes) b = static_cast<char>(uniform(rng, 0, 255));
+    ASSERT_NO_THROW(fuzz::check_rank_streams(bytes)) << "input " << c;
+  }
 }
 
 // RecentSteps against std::set, the structure it replaced, over 200,000 random operations in
