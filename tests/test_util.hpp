@@ -35,6 +35,15 @@ inline void write_file(const std::filesystem::path& p, const std::string& text) 
   out << text;
 }
 
+/// Writes `text` to a file named `name` in the temporary directory, made unique to this process
+/// (tests of one binary run in parallel processes), and returns its path. The caller removes it.
+inline std::string temp_log(const std::string& name, const std::string& text) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("mfu_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
 inline std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {

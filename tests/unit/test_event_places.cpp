@@ -19,9 +19,12 @@
 
 #include "mfu/analysis.hpp"
 #include "mfu/ingest.hpp"
+#include "test_util.hpp"
 
 namespace mfu {
 namespace {
+
+using test::temp_log;
 
 using Place = std::pair<std::uint16_t, std::uint32_t>;  // file, line
 
@@ -249,13 +252,6 @@ GeneratedJob generate_job(std::mt19937& rng) {
 }
 
 /// Writes `text` to a file of this test run's own and returns its path.
-std::string temp_log(const std::string& name, const std::string& text) {
-  const auto path =
-      std::filesystem::temp_directory_path() / fmt::format("mfu_places_{}_{}", ::getpid(), name);
-  std::ofstream(path) << text;
-  return path.string();
-}
-
 Run read_job(const GeneratedJob& job, bool reversed) {
   if (job.pieces.size() == 1) return ingest_text(job.pieces[0], "job.jsonl");
   std::vector<std::string> paths = {temp_log("a.jsonl", job.pieces[0]),

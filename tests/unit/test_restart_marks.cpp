@@ -22,6 +22,8 @@
 namespace mfu {
 namespace {
 
+using test::temp_log;
+
 struct Line {
   std::int32_t rank = -1;  // a "rank" key when >= 0
   std::int64_t step = 0;
@@ -281,13 +283,6 @@ TEST(RestartMarks, TheAnalysisCountsAStatedRestartWhereverItResumes) {
 }
 
 /// Writes `text` to a file of this test run's own and returns its path.
-std::string temp_log(const std::string& name, const std::string& text) {
-  const auto path =
-      std::filesystem::temp_directory_path() / fmt::format("mfu_{}_{}", ::getpid(), name);
-  std::ofstream(path) << text;
-  return path.string();
-}
-
 /// A job whose ranks all print `steps` (restarting together, each restart stated before the
 /// record it stands at), as one file of interleaved lines and as one file per rank.
 struct RankedJob {
