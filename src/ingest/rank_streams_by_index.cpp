@@ -108,7 +108,8 @@ class IndexedCombiner {
   /// Each stream split into incarnations, each in step order, and summarised (in rank order,
   /// as out.streams is indexed).
   void split() {
-    for (auto& [rank, s] : streams_) {
+    for (auto& entry : streams_) {
+      IndexedStream& s = entry.second;  // a name the lambda below can capture (clang 14)
       std::size_t restarts = 0;
       s.starts = incarnation_starts(
           s.elements.size(), [&](std::size_t k) { return s.elements[k].step; }, s.marked,
