@@ -21,14 +21,21 @@ constexpr Ref kMade = Ref{1} << 31;
 /// Records of a table read a block at a time (a column at a time) and kept, for a walk that
 /// goes forward in a few places at once: ranks interleaved in one file read each block once,
 /// per-rank files keep a block for each. operator[] per record read every column for one
-/// record: a third of the time of combining two ranks.
+/// record: a third of the time of combining two ranks. Past 64 places (per-rank files of a
+/// large job) a block would be read for each record it gives: records are read one by one.
 class RecordBlocks {
  public:
   RecordBlocks(const IterationTable& t, std::size_t places)
-      : t_(t), slots_(std::min<std::size_t>(2 * places + 2, 256)) {}
+      : t_(t), slots_(places <= kMostPlaces ? 2 * places + 2 : 1) {
+    if (places > kMostPlaces) slots_.front().records.resize(1);
+  }
 
   /// Record i; the reference holds until the next call.
   const Iteration& at(std::size_t i) {
+    if (slots_.size() == 1) {
+      slots_.front().records.front() = t_[i];
+      return slots_.front().records.front();
+    }
     const std::size_t block = i / kBlock;
     ++tick_;
     if (slots_[last_].block != block) last_ = find_or_read(block);
@@ -38,6 +45,7 @@ class RecordBlocks {
 
  private:
   static constexpr std::size_t kBlock = 64;
+  static constexpr std::size_t kMostPlaces = 64;
   struct Slot {
     std::size_t block = std::numeric_limits<std::size_t>::max();
     std::uint64_t used = 0;
