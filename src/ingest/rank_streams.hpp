@@ -49,9 +49,10 @@ struct RestartMark {
 
 /// Combines `records`; `meta` gives the gradient-accumulation and GPU counts that help tell
 /// micro-batches from ranks when the lines carry no rank; `marks` are restarts the input
-/// states. A single stream that needs no combining is put in order within the table;
-/// `in_place` false copies every stream out as the general case does (the reference the tests
-/// compare the in-place path with).
+/// states. A single stream that needs no combining is put in order within the table; other
+/// tables are combined from indices into it (rank_stream_parts.hpp: combine_by_index).
+/// `in_place` false copies every stream out instead: the reference the tests and the
+/// rank_streams fuzz target compare both fast paths with, bit for bit.
 [[nodiscard]] JobRecords combine_rank_streams(IterationTable&& records, const RunMeta& meta,
                                               std::vector<RestartMark> marks = {},
                                               bool in_place = true);
