@@ -65,11 +65,16 @@ Job generate(std::mt19937& rng, int most_ranks = 4) {
     if (same_restarts) shared.seed(static_cast<std::uint32_t>(job.table.size() + 7));
   }
   if (uniform(rng, 0, 3) == 0) job.meta.set("grad_accum", 2.0, "test");
+  // Steps far from zero (the streams hold offsets from the lowest), and now and then one 2^40
+  // on (steps more than 2^32 apart take the reference path).
+  const std::int64_t origin = uniform(rng, 0, 9) == 0 ? 1'000'000'000'000 : 0;
+  const bool far_step = uniform(rng, 0, 29) == 0;
   std::vector<std::uint32_t> lines(static_cast<std::size_t>(ranks), 1);
   double clock = 1.7e9;
   auto emit = [&](int r, std::int64_t step) {
     Iteration it;
-    it.step = step;
+    it.step = step < 0 ? step : step + origin;
+    if (far_step && job.table.size() == 3) it.step += std::int64_t{1} << 40;
     it.rank = untagged && r == 0 ? -1 : r;
     it.file = per_rank_files ? static_cast<std::uint16_t>(r) : 0;
     std::uint32_t& line = lines[per_rank_files ? static_cast<std::size_t>(r) : 0];
