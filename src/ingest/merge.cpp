@@ -185,12 +185,24 @@ void take_totals(Run& out, Run& r, std::size_t cap) {
 void take_records(Run& out, Run& r, std::uint16_t file, std::int32_t rank) {
   const std::size_t first = out.iterations.size();
   for (const std::size_t i : r.restarts_at) out.restarts_at.push_back(first + i);
-  // Moved, not copied: a copy record by record held every log twice, and took most of the
-  // time of merging two ranks' files.
-  IterationTable records;
-  records.append(std::move(r.iterations));
-  records.set_source(file, rank);
-  out.iterations.append(std::move(records));
+  // A large log's records move (a copy held every log twice, and took most of the time of
+  // merging two ranks' files); a small one's are copied, a block at a time: a piece per log
+  // holds its columns' first chunks (8,000 per-rank logs of 20 records: 115 MB peak, against
+  // 85 MB copied).
+  constexpr std::size_t kMoveFrom = std::size_t{1} << 16;
+  if (r.iterations.size() >= kMoveFrom) {
+    IterationTable records;
+    records.append(std::move(r.iterations));
+    records.set_source(file, rank);
+    out.iterations.append(std::move(records));
+  } else {
+    for_each_record(r.iterations, [&](std::size_t, Iteration it) {
+      it.file = file;
+      if (it.rank < 0) it.rank = rank;
+      out.iterations.push_back(it);
+    });
+    r.iterations.clear();
+  }
   for (auto e : r.events) {
     if (e.kind == EventKind::kRestart) continue;  // derived again from the merged streams
     e.file = file;

@@ -158,6 +158,37 @@ TEST(RankStreams, TheSameLogTwiceIsNamedAsACopy) {
   }
 }
 
+// Per-rank files large enough that their records move into the job's table (65,536 records
+// and more) beside one small enough to be copied: ranks 0 and 1 ran steps 1..70,000, rank 1
+// taking 1.5 s on even steps and 1.0 s on odd ones, rank 0 always 1.0 s; rank 2's file holds
+// steps 1..100 at 2.0 s. By hand: 70,000 job steps; 35,000 x 1.5 + 35,000 x 1.0 = 87,500 s,
+// plus steps 1..100 at rank 2's 2.0 s instead: 50 x 0.5 + 50 x 1.0 = 75 s more, 87,575 s.
+// Rank 2 set steps 1..100, rank 1 the other 34,950 even ones, rank 0 (first of equal times)
+// the other 34,950 odd ones.
+TEST(RankStreams, LargePerRankFilesMoveIntoTheJobAsSmallOnesAreCopied) {
+  Dir dir("large_ranks");
+  std::vector<std::string> files;
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string text = meta_line(3);
+    const std::int64_t steps = rank == 2 ? 100 : 70000;
+    for (std::int64_t s = 1; s <= steps; ++s) {
+      const double t = rank == 2 ? 2.0 : rank == 1 && s % 2 == 0 ? 1.5 : 1.0;
+      text += fmt::format(R"({{"step":{},"time_s":{},"tokens":4096}})"
+                          "\n",
+                          s, t);
+    }
+    files.push_back(dir.write(fmt::format("rank{}.jsonl", rank), text));
+  }
+  const mfu::Run run = ingest(files);
+  ASSERT_EQ(run.iterations.size(), 70000u);
+  EXPECT_DOUBLE_EQ(test::timed_seconds(run), 87575.0);
+  ASSERT_EQ(run.rank_streams.size(), 3u);
+  EXPECT_EQ(run.rank_streams[0].slowest_steps, 34950u);
+  EXPECT_EQ(run.rank_streams[1].slowest_steps, 34950u);
+  EXPECT_EQ(run.rank_streams[2].slowest_steps, 100u);
+  EXPECT_EQ(run.rank_streams[1].records, 70000u);
+}
+
 // Eight ranks print their startup timer (30 + rank seconds) once. By hand: the job started
 // once; its startup is the slowest rank's 37 s, not 8 x 30 + 28 = 268 s.
 TEST(RankStreams, StartupCountsOncePerIncarnation) {
