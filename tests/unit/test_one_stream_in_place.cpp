@@ -6,11 +6,11 @@
 // negative step, which the in-place path leaves to the general one.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <random>
 #include <vector>
 
 #include "ingest/rank_streams.hpp"
+#include "job_records_expect.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -72,39 +72,6 @@ Generated generate(std::mt19937& rng) {
   return g;
 }
 
-bool same_double(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
-void expect_same_records(const IterationTable& a, const IterationTable& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const Iteration x = a[i], y = b[i];
-    ASSERT_EQ(x.step, y.step) << "record " << i;
-    ASSERT_EQ(x.line, y.line) << "record " << i;
-    ASSERT_EQ(x.rank, y.rank) << "record " << i;
-    ASSERT_EQ(x.count, y.count) << "record " << i;
-    ASSERT_TRUE(same_double(x.time_s, y.time_s)) << "record " << i;
-    ASSERT_TRUE(same_double(x.timestamp_s, y.timestamp_s)) << "record " << i;
-    ASSERT_TRUE(same_double(x.loss, y.loss)) << "record " << i;
-    ASSERT_TRUE(same_double(x.at(Phase::kData), y.at(Phase::kData))) << "record " << i;
-  }
-}
-
-void expect_same_streams(const std::vector<RankStream>& a, const std::vector<RankStream>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    EXPECT_EQ(a[k].rank, b[k].rank);
-    EXPECT_EQ(a[k].records, b[k].records);
-    EXPECT_EQ(a[k].restarts, b[k].restarts);
-    EXPECT_EQ(a[k].slowest_steps, b[k].slowest_steps);
-    EXPECT_TRUE(same_double(a[k].mean_time_s, b[k].mean_time_s));
-    EXPECT_TRUE(same_double(a[k].mean_data_s, b[k].mean_data_s));
-    EXPECT_TRUE(same_double(a[k].first_timestamp_s, b[k].first_timestamp_s));
-    EXPECT_TRUE(same_double(a[k].last_timestamp_s, b[k].last_timestamp_s));
-  }
-}
-
 // 3,000 generated streams of 1..400 records: the in-place path gives the general path's table
 // bit for bit, its incarnations, its counts of reordered, repeated and combined records, and
 // its stream summary (sums in line order). Most streams have a restart or a line out of order
@@ -119,14 +86,7 @@ TEST(OneStreamInPlace, GivesWhatCopyingTheStreamOutGives) {
     RunMeta meta;
     const JobRecords fast = combine_rank_streams(std::move(g.table), meta, g.marks, true);
     const JobRecords ref = combine_rank_streams(std::move(copy), meta, g.marks, false);
-    expect_same_records(fast.table, ref.table);
-    EXPECT_EQ(fast.incarnations, ref.incarnations);
-    EXPECT_EQ(fast.reordered, ref.reordered);
-    EXPECT_EQ(fast.duplicates, ref.duplicates);
-    EXPECT_EQ(fast.micro_batches, ref.micro_batches);
-    EXPECT_EQ(fast.rank_records, ref.rank_records);
-    EXPECT_EQ(fast.incarnations_disagree, ref.incarnations_disagree);
-    expect_same_streams(fast.streams, ref.streams);
+    test::expect_same_job(fast, ref);
     if (HasFailure()) return;
     if (g.in_place_applies && (ref.reordered > 0 || ref.incarnations.size() > 1)) ++exercised;
   }

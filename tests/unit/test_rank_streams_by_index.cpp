@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstring>
 #include <random>
 #include <set>
 #include <vector>
 
 #include "ingest/rank_stream_parts.hpp"
 #include "ingest/rank_streams.hpp"
+#include "job_records_expect.hpp"
 #include "properties.hpp"
 
 namespace mfu::detail {
@@ -121,65 +121,13 @@ Job generate(std::mt19937& rng, int most_ranks = 4) {
   return job;
 }
 
-bool same_double(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
-void expect_same_records(const IterationTable& a, const IterationTable& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const Iteration x = a[i], y = b[i];
-    SCOPED_TRACE(i);
-    ASSERT_EQ(x.step, y.step);
-    ASSERT_EQ(x.count, y.count);
-    ASSERT_EQ(x.line, y.line);
-    ASSERT_EQ(x.rank, y.rank);
-    ASSERT_EQ(x.file, y.file);
-    const double xs[] = {x.time_s,
-                         x.timestamp_s,
-                         x.tokens,
-                         x.samples,
-                         x.loss,
-                         x.model_flops,
-                         x.reported_flops_per_gpu,
-                         x.reported_mfu};
-    const double ys[] = {y.time_s,
-                         y.timestamp_s,
-                         y.tokens,
-                         y.samples,
-                         y.loss,
-                         y.model_flops,
-                         y.reported_flops_per_gpu,
-                         y.reported_mfu};
-    for (std::size_t f = 0; f < std::size(xs); ++f) ASSERT_TRUE(same_double(xs[f], ys[f])) << f;
-    for (std::size_t p = 0; p < kPhaseCount; ++p)
-      ASSERT_TRUE(same_double(x.phase[p], y.phase[p])) << "phase " << p;
-  }
-}
-
-void expect_same_streams(const std::vector<RankStream>& a, const std::vector<RankStream>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    EXPECT_EQ(a[k].rank, b[k].rank);
-    EXPECT_EQ(a[k].records, b[k].records);
-    EXPECT_EQ(a[k].restarts, b[k].restarts);
-    EXPECT_EQ(a[k].slowest_steps, b[k].slowest_steps);
-    EXPECT_TRUE(same_double(a[k].mean_time_s, b[k].mean_time_s));
-    EXPECT_TRUE(same_double(a[k].mean_data_s, b[k].mean_data_s));
-    EXPECT_TRUE(same_double(a[k].first_timestamp_s, b[k].first_timestamp_s));
-    EXPECT_TRUE(same_double(a[k].last_timestamp_s, b[k].last_timestamp_s));
-  }
-}
-
-void expect_same_job(const JobRecords& fast, const JobRecords& ref) {
-  expect_same_records(fast.table, ref.table);
-  EXPECT_EQ(fast.incarnations, ref.incarnations);
-  EXPECT_EQ(fast.reordered, ref.reordered);
-  EXPECT_EQ(fast.duplicates, ref.duplicates);
-  EXPECT_EQ(fast.micro_batches, ref.micro_batches);
-  EXPECT_EQ(fast.rank_records, ref.rank_records);
-  EXPECT_EQ(fast.incarnations_disagree, ref.incarnations_disagree);
-  expect_same_streams(fast.streams, ref.streams);
+/// The job combined on the fast path and on the reference path (the two compared by the
+/// caller).
+std::pair<JobRecords, JobRecords> combined_both_ways(Job job) {
+  IterationTable copy = job.table;
+  JobRecords fast = combine_rank_streams(std::move(job.table), job.meta, job.marks, true);
+  JobRecords ref = combine_rank_streams(std::move(copy), job.meta, job.marks, false);
+  return {std::move(fast), std::move(ref)};
 }
 
 // 1,500 generated jobs: combining by index gives the reference path's records bit for bit,
@@ -190,11 +138,8 @@ TEST(RankStreamsByIndex, GivesWhatCopyingEveryStreamOutGives) {
   int several = 0, restarted = 0, micro = 0, ranks_combined = 0, disagree = 0;
   for (int c = 0; c < 1500; ++c) {
     SCOPED_TRACE(c);
-    Job job = generate(rng);
-    IterationTable copy = job.table;
-    const JobRecords fast = combine_rank_streams(std::move(job.table), job.meta, job.marks, true);
-    const JobRecords ref = combine_rank_streams(std::move(copy), job.meta, job.marks, false);
-    expect_same_job(fast, ref);
+    const auto [fast, ref] = combined_both_ways(generate(rng));
+    test::expect_same_job(fast, ref);
     if (HasFailure()) return;
     several += ref.streams.size() > 1;
     restarted += ref.incarnations.size() > 1;
@@ -220,11 +165,8 @@ TEST(RankStreamsByIndex, ManyRanksGiveWhatCopyingEveryStreamOutGives) {
   int past_64 = 0;
   for (int c = 0; c < 60; ++c) {
     SCOPED_TRACE(c);
-    Job job = generate(rng, 150);
-    IterationTable copy = job.table;
-    const JobRecords fast = combine_rank_streams(std::move(job.table), job.meta, job.marks, true);
-    const JobRecords ref = combine_rank_streams(std::move(copy), job.meta, job.marks, false);
-    expect_same_job(fast, ref);
+    const auto [fast, ref] = combined_both_ways(generate(rng, 150));
+    test::expect_same_job(fast, ref);
     if (HasFailure()) return;
     past_64 += ref.streams.size() > 64;
   }
