@@ -189,6 +189,7 @@ void take_records(Run& out, Run& r, std::uint16_t file, std::int32_t rank) {
   // merging two ranks' files); a small one's are copied, a block at a time: a piece per log
   // holds its columns' first chunks (8,000 per-rank logs of 20 records: 115 MB peak, against
   // 85 MB copied).
+  // 65,536 records: a judgement, past which a piece's first chunks are small beside it.
   constexpr std::size_t kMoveFrom = std::size_t{1} << 16;
   if (r.iterations.size() >= kMoveFrom) {
     IterationTable records;

@@ -27,13 +27,13 @@ constexpr Ref kMade = Ref{1} << 31;
 class RecordBlocks {
  public:
   RecordBlocks(const IterationTable& t, std::size_t places)
-      : t_(t), slots_(places <= kMostPlaces ? 2 * places + 2 : 1) {
-    if (places > kMostPlaces) slots_.front().records.resize(1);
+      : t_(t), one_by_one_(places > kMostPlaces), slots_(one_by_one_ ? 1 : 2 * places + 2) {
+    if (one_by_one_) slots_.front().records.resize(1);
   }
 
   /// Record i; the reference holds until the next call.
   const Iteration& at(std::size_t i) {
-    if (slots_.size() == 1) {
+    if (one_by_one_) {
       slots_.front().records.front() = t_[i];
       return slots_.front().records.front();
     }
@@ -45,6 +45,8 @@ class RecordBlocks {
   }
 
  private:
+  // Judgements, not published figures: 64 records of 168 B are 10.5 KiB a block, and 64
+  // places keep the slots' linear search short (130 slots at most).
   static constexpr std::size_t kBlock = 64;
   static constexpr std::size_t kMostPlaces = 64;
   struct Slot {
@@ -68,6 +70,7 @@ class RecordBlocks {
   }
 
   const IterationTable& t_;
+  bool one_by_one_;  // past kMostPlaces: one slot of one record, read through operator[]
   std::vector<Slot> slots_;
   std::size_t last_ = 0;
   std::uint64_t tick_ = 0;
