@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "ingest/rank_streams.hpp"
+#include "job_records_difference.hpp"
 #include "properties.hpp"
 
 namespace mfu::fuzz {
@@ -62,36 +64,57 @@ Decoded decode(std::string_view data) {
   return d;
 }
 
-void require_same(const detail::JobRecords& a, const detail::JobRecords& b) {
-  require(a.table.size() == b.table.size(), "the paths give different numbers of records");
-  for (std::size_t i = 0; i < a.table.size(); ++i) {
-    const Iteration x = a.table[i], y = b.table[i];
-    bool same = x.step == y.step && x.count == y.count && x.line == y.line && x.rank == y.rank &&
-                x.file == y.file && same_bits(x.time_s, y.time_s) &&
-                same_bits(x.timestamp_s, y.timestamp_s) && same_bits(x.tokens, y.tokens) &&
-                same_bits(x.samples, y.samples) && same_bits(x.loss, y.loss) &&
-                same_bits(x.model_flops, y.model_flops);
-    for (std::size_t p = 0; p < kPhaseCount; ++p) same = same && same_bits(x.phase[p], y.phase[p]);
-    require(same, "the paths give different records at " + std::to_string(i));
-  }
-  require(a.incarnations == b.incarnations, "the paths give different incarnations");
-  require(a.duplicates == b.duplicates && a.micro_batches == b.micro_batches &&
-              a.rank_records == b.rank_records && a.reordered == b.reordered &&
-              a.incarnations_disagree == b.incarnations_disagree,
-          "the paths count differently");
-  require(a.streams.size() == b.streams.size(), "the paths give different streams");
-  for (std::size_t s = 0; s < a.streams.size(); ++s) {
-    const RankStream &x = a.streams[s], &y = b.streams[s];
-    require(x.rank == y.rank && x.records == y.records && x.restarts == y.restarts &&
-                x.slowest_steps == y.slowest_steps && same_bits(x.mean_time_s, y.mean_time_s) &&
-                same_bits(x.mean_data_s, y.mean_data_s) &&
-                same_bits(x.first_timestamp_s, y.first_timestamp_s) &&
-                same_bits(x.last_timestamp_s, y.last_timestamp_s),
-            "the paths summarise a rank differently");
-  }
+/// The first field of a record that differs, by name ("" when none).
+std::string record_difference(const Iteration& x, const Iteration& y) {
+  if (x.step != y.step) return "step";
+  if (x.count != y.count) return "count";
+  if (x.line != y.line) return "line";
+  if (x.rank != y.rank) return "rank";
+  if (x.file != y.file) return "file";
+  const std::pair<const char*, std::pair<double, double>> values[] = {
+      {"time_s", {x.time_s, y.time_s}},
+      {"timestamp_s", {x.timestamp_s, y.timestamp_s}},
+      {"tokens", {x.tokens, y.tokens}},
+      {"samples", {x.samples, y.samples}},
+      {"loss", {x.loss, y.loss}},
+      {"model_flops", {x.model_flops, y.model_flops}},
+      {"reported_flops_per_gpu", {x.reported_flops_per_gpu, y.reported_flops_per_gpu}},
+      {"reported_mfu", {x.reported_mfu, y.reported_mfu}}};
+  for (const auto& [name, v] : values)
+    if (!same_bits(v.first, v.second)) return name;
+  for (std::size_t p = 0; p < kPhaseCount; ++p)
+    if (!same_bits(x.phase[p], y.phase[p])) return "phase " + std::to_string(p);
+  return "";
+}
+
+std::string stream_difference(const RankStream& x, const RankStream& y) {
+  const bool same = x.rank == y.rank && x.records == y.records && x.restarts == y.restarts &&
+                    x.slowest_steps == y.slowest_steps && same_bits(x.mean_time_s, y.mean_time_s) &&
+                    same_bits(x.mean_data_s, y.mean_data_s) &&
+                    same_bits(x.first_timestamp_s, y.first_timestamp_s) &&
+                    same_bits(x.last_timestamp_s, y.last_timestamp_s);
+  return same ? "" : "the summary of rank " + std::to_string(x.rank) + " differs";
 }
 
 }  // namespace
+
+std::string job_records_difference(const detail::JobRecords& a, const detail::JobRecords& b) {
+  if (a.table.size() != b.table.size())
+    return "record counts " + std::to_string(a.table.size()) + " and " +
+           std::to_string(b.table.size());
+  for (std::size_t i = 0; i < a.table.size(); ++i)
+    if (std::string field = record_difference(a.table[i], b.table[i]); !field.empty())
+      return "record " + std::to_string(i) + ": " + field;
+  if (a.incarnations != b.incarnations) return "incarnations";
+  if (a.duplicates != b.duplicates || a.micro_batches != b.micro_batches ||
+      a.rank_records != b.rank_records || a.reordered != b.reordered ||
+      a.incarnations_disagree != b.incarnations_disagree)
+    return "counts";
+  if (a.streams.size() != b.streams.size()) return "stream counts";
+  for (std::size_t s = 0; s < a.streams.size(); ++s)
+    if (std::string d = stream_difference(a.streams[s], b.streams[s]); !d.empty()) return d;
+  return "";
+}
 
 void check_rank_streams(std::string_view data) {
   Decoded d = decode(data);
@@ -100,7 +123,8 @@ void check_rank_streams(std::string_view data) {
       detail::combine_rank_streams(std::move(d.table), d.meta, d.marks, true);
   const detail::JobRecords ref =
       detail::combine_rank_streams(std::move(copy), d.meta, d.marks, false);
-  require_same(fast, ref);
+  const std::string difference = job_records_difference(fast, ref);
+  require(difference.empty(), "the fast and reference paths differ: " + difference);
 }
 
 }  // namespace mfu::fuzz
