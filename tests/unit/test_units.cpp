@@ -105,6 +105,7 @@ TEST(Units, FormatsForHumans) {
 }  // namespace
 }  // namespace mfu
 
+#include <bit>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -170,6 +171,42 @@ TEST(FastFromChars, SameBitsAndEndAsStdFromChars) {
     inputs.emplace_back(buf, n);
   }
   for (const auto& s : inputs) ASSERT_NO_FATAL_FAILURE(expect_as_std_from_chars(s));
+}
+
+// Every byte value after a run of 0 to 20 digits (with or without a point), the run starting at
+// 0 to 7 bytes into the text and the text ending 0 to 9 bytes after that byte: the same bits
+// and end as std::from_chars. Worked example: "12345678" then ':' is 12345678, and ends at
+// the ':' (a byte that is '9' + 1).
+TEST(FastFromChars, SameEndWhateverByteFollowsTheDigits) {
+  std::mt19937_64 rng(45);
+  for (int length = 0; length <= 20; ++length)
+    for (int byte = 0; byte < 256; ++byte)
+      for (int offset = 0; offset < 8; ++offset) {
+        std::string s(static_cast<std::size_t>(offset), 'x');
+        const int dot = rng() % 2 ? length / 2 : -1;
+        for (int d = 0; d < length; ++d) {
+          if (d == dot) s += '.';
+          s += static_cast<char>('0' + rng() % 10);
+        }
+        s += static_cast<char>(byte);
+        s.append(rng() % 10, '7');
+        double a = 0, b = 0;
+        const char* first = s.data() + offset;
+        const char* end = s.data() + s.size();
+        const char* pa = detail::fast_from_chars(first, end, a);
+        const auto [pb, ec] = std::from_chars(first, end, b);
+        if (ec != std::errc()) {
+          ASSERT_EQ(pa, nullptr) << s;
+          continue;
+        }
+        ASSERT_EQ(pa, pb) << s;
+        ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << s;
+      }
+  double v = 0;
+  const std::string worked = "12345678:";
+  EXPECT_EQ(detail::fast_from_chars(worked.data(), worked.data() + worked.size(), v),
+            worked.data() + 8);
+  EXPECT_EQ(v, 12345678.0);
 }
 
 // Numbers followed by what follows them in a log line (the reader must stop where the number
