@@ -6,7 +6,8 @@
 # property (the input is saved as tests/fuzz/findings/crash-TARGET-*: add it to
 # tests/fuzz/regressions/TARGET/ once fixed, and the normal tests replay it).
 #
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]      (MFU_FUZZ_NO_BUILD=1: use the existing build)
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]      (MFU_FUZZ_NO_BUILD=1: use the existing build;
+#                                                  JOBS=N: N targets at a time, default 2)
 set -eu
 SECS="${1:-60}"
 [ $# -gt 0 ] && shift
@@ -93,6 +94,23 @@ run_one() {
   fi
 }
 
+# JOBS targets at a time (each still fuzzes for SECONDS on a core of its own), their reports
+# printed in target order. One at a time left a core idle: the 34 targets of the test command
+# took 150 s from fresh corpora on 2 cores, two at a time 79 s (2026-12-07).
 status=0
-for t in $TARGETS; do run_one "$t" || status=1; done
+set -- $TARGETS
+while [ $# -gt 0 ]; do
+  batch=""
+  while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "${JOBS:-2}" ]; do
+    t="$1"
+    shift
+    batch="$batch $t"
+    (if run_one "$t" >"$WORK/$t.report" 2>&1; then echo 0; else echo 1; fi) >"$WORK/$t.rc" &
+  done
+  wait
+  for t in $batch; do
+    cat "$WORK/$t.report"
+    [ "$(cat "$WORK/$t.rc")" = 0 ] || status=1
+  done
+done
 exit $status
