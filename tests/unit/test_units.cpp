@@ -105,7 +105,6 @@ TEST(Units, FormatsForHumans) {
 }  // namespace
 }  // namespace mfu
 
-#include <bit>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
