@@ -97,11 +97,13 @@ run_one() {
 # JOBS targets at a time (each still fuzzes for SECONDS on a core of its own), their reports
 # printed in target order. One at a time left a core idle: the 34 targets of the test command
 # took 150 s from fresh corpora on 2 cores, two at a time 79 s (2026-12-07).
+AT_ONCE="${JOBS:-2}"
+[ "$AT_ONCE" -ge 1 ] 2>/dev/null || AT_ONCE=1  # JOBS=0 or not a number: one at a time
 status=0
 set -- $TARGETS
 while [ $# -gt 0 ]; do
   batch=""
-  while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "${JOBS:-2}" ]; do
+  while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$AT_ONCE" ]; do
     t="$1"
     shift
     batch="$batch $t"
