@@ -27,7 +27,9 @@ Iteration as_stored(Iteration it) {
   return it;
 }
 
-/// Every field of a and b compared as expect_same_record compares it.
+/// Every field of a and b compared as expect_same_record compares it: by value, NaN equal to
+/// any NaN (the store reads a missing value back as its own NaN), unlike the bit-for-bit
+/// comparison of two combinings in tests/fuzz/job_records_difference.hpp.
 bool same_record(const Iteration& a, const Iteration& b) {
   bool equal = a.step == b.step && a.count == b.count && a.line == b.line && a.rank == b.rank &&
                a.file == b.file && same(a.time_s, b.time_s) && same(a.timestamp_s, b.timestamp_s) &&

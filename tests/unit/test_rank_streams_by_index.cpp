@@ -220,6 +220,74 @@ TEST(RankStreamsByIndex, TwoRanksInOneFileByHand) {
 
 // The fuzz target's property (tests/fuzz/rank_streams_property.cpp) on 1,000 random inputs of
 // up to 2,000 bytes, so that every test run checks it beyond the fuzzer's corpus.
+// Perturbed: the comparison the tests above and the fuzz target rely on names a change to any
+// one field of one record, to the incarnations, to each count and to a rank's summary (a
+// comparison that skipped one would let the two paths drift apart there unseen).
+TEST(RankStreamsByIndex, TheComparisonNamesAnyOneChange) {
+  std::mt19937 rng(11);
+  JobRecords job;
+  do job = combined_both_ways(generate(rng)).second;  // a job of several ranks and records
+  while (job.streams.size() < 2 || job.table.size() < 3);
+  ASSERT_EQ(fuzz::job_records_difference(job, job), "");
+  const auto changed_record = [&](auto&& change) {
+    JobRecords other = job;
+    Iteration it = other.table[1];
+    change(it);
+    other.table.set(1, it);
+    return fuzz::job_records_difference(job, other);
+  };
+  const auto bump = [](double& v) { v = std::isnan(v) ? 1.0 : v + 1.0; };
+  EXPECT_EQ(changed_record([](Iteration& it) { it.step += 1; }), "record 1: step");
+  EXPECT_EQ(changed_record([](Iteration& it) { it.count += 1; }), "record 1: count");
+  EXPECT_EQ(changed_record([](Iteration& it) { it.line += 1; }), "record 1: line");
+  EXPECT_EQ(changed_record([](Iteration& it) { it.rank += 1; }), "record 1: rank");
+  EXPECT_EQ(changed_record([](Iteration& it) { it.file += 1; }), "record 1: file");
+  const std::pair<const char*, double Iteration::*> values[] = {
+      {"time_s", &Iteration::time_s},
+      {"timestamp_s", &Iteration::timestamp_s},
+      {"tokens", &Iteration::tokens},
+      {"samples", &Iteration::samples},
+      {"loss", &Iteration::loss},
+      {"model_flops", &Iteration::model_flops},
+      {"reported_flops_per_gpu", &Iteration::reported_flops_per_gpu},
+      {"reported_mfu", &Iteration::reported_mfu}};
+  for (const auto& [name, field] : values)
+    EXPECT_EQ(changed_record([&, f = field](Iteration& it) { bump(it.*f); }),
+              std::string("record 1: ") + name);
+  for (std::size_t p = 0; p < kPhaseCount; ++p)
+    EXPECT_EQ(changed_record([&](Iteration& it) { bump(it.phase[p]); }),
+              "record 1: phase " + std::to_string(p));
+  JobRecords other = job;
+  other.incarnations.push_back(job.table.size());
+  EXPECT_EQ(fuzz::job_records_difference(job, other), "incarnations");
+  for (std::size_t JobRecords::*count : {&JobRecords::duplicates, &JobRecords::micro_batches,
+                                         &JobRecords::rank_records, &JobRecords::reordered}) {
+    other = job;
+    other.*count += 1;
+    EXPECT_EQ(fuzz::job_records_difference(job, other), "counts");
+  }
+  other = job;
+  other.incarnations_disagree = !job.incarnations_disagree;
+  EXPECT_EQ(fuzz::job_records_difference(job, other), "counts");
+  other = job;
+  other.streams.pop_back();
+  EXPECT_EQ(fuzz::job_records_difference(job, other), "stream counts");
+  const std::string summary =
+      "the summary of rank " + std::to_string(job.streams[1].rank) + " differs";
+  for (std::size_t RankStream::*n :
+       {&RankStream::records, &RankStream::slowest_steps, &RankStream::restarts}) {
+    other = job;
+    other.streams[1].*n += 1;
+    EXPECT_EQ(fuzz::job_records_difference(job, other), summary);
+  }
+  for (double RankStream::*v : {&RankStream::mean_time_s, &RankStream::mean_data_s,
+                                &RankStream::first_timestamp_s, &RankStream::last_timestamp_s}) {
+    other = job;
+    bump(other.streams[1].*v);
+    EXPECT_EQ(fuzz::job_records_difference(job, other), summary);
+  }
+}
+
 TEST(RankStreamsByIndex, TheFuzzPropertyHoldsOnRandomBytes) {
   std::mt19937 rng(11);
   for (int c = 0; c < 1000; ++c) {
