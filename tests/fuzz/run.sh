@@ -103,10 +103,12 @@ status=0
 set -- $TARGETS
 while [ $# -gt 0 ]; do
   batch=""
-  while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$AT_ONCE" ]; do
+  started=0
+  while [ $# -gt 0 ] && [ "$started" -lt "$AT_ONCE" ]; do
     t="$1"
     shift
     batch="$batch $t"
+    started=$((started + 1))
     (if run_one "$t" >"$WORK/$t.report" 2>&1; then echo 0; else echo 1; fi) >"$WORK/$t.rc" &
   done
   wait
