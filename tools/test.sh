@@ -4,7 +4,8 @@
 # clang build (build-san) that serves both the sanitizers and fuzzing: the same suite under
 # AddressSanitizer and UndefinedBehaviorSanitizer, and a short, bounded run of every libFuzzer
 # target (two at a time, one a core). The two builds are most of the run: about 510 s (gcc) and
-# 570 s (clang) on 2 cores, 2026-12-07; a third for fuzzing alone would add as much again.
+# 570 s (clang) on 2 cores, 2026-12-07, before the test code was built at -Og and the sanitizer
+# build's command-line code at -O0; a third for fuzzing alone would add as much again.
 # Run from the repository root after tools/setup.sh --with-tests.
 set -eu
 JOBS="${JOBS:-2}"

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Configures the clang build shared by the sanitizer test run and the fuzz targets:
 # AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors, tests and libFuzzer
-# targets on, -O1 with line tables (what libFuzzer recommends; fast to compile).
+# targets on, -O1 with line tables (what libFuzzer recommends; fast to compile); the command-line
+# code alone at -O0 (see CMakeLists.txt).
 #
 #   tests/fuzz/configure.sh BUILD_DIR
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cmake -S "$ROOT" -B "${1:?usage: configure.sh BUILD_DIR}" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None \
   "-DCMAKE_CXX_FLAGS=-O1 -gline-tables-only" -DMFU_WERROR=ON -DMFU_SANITIZE=address,undefined \
-  -DMFU_BUILD_FUZZ=ON -DMFU_BUILD_BENCH=OFF
+  -DMFU_BUILD_FUZZ=ON -DMFU_BUILD_BENCH=OFF -DMFU_CLI_OPTIMIZE=-O0
