@@ -30,11 +30,7 @@ double iteration_mfu(const Analysis& a, const Iteration& raw) {
   return f / (a.peak_flops_per_gpu * G * it.time_s);
 }
 
-namespace {
-
-using detail::B;
-
-Analysis resolved_analysis(const Run& run, const detail::Resolved& r) {
+Analysis detail::resolved_analysis(const Run& run, const Resolved& r) {
   Analysis a;
   a.format = run.format;
   a.inputs = run.inputs;
@@ -67,6 +63,10 @@ Analysis resolved_analysis(const Run& run, const detail::Resolved& r) {
                          " to infer the pipeline bubble");
   return a;
 }
+
+namespace {
+
+using detail::B;
 
 /// No timed record: nothing to split; the report gives the log's wall clock when it has one.
 Analysis untimed_run(const Run& run, Analysis a) {
@@ -168,7 +168,7 @@ void append(std::vector<std::string>& to, const std::vector<std::string>& from) 
 
 Analysis analyze(const Run& run, const AnalyzeOptions& opt, const GpuDatabase& db) {
   const detail::Resolved r = detail::resolve_inputs(run, opt, db);
-  Analysis a = resolved_analysis(run, r);
+  Analysis a = detail::resolved_analysis(run, r);
   detail::Records rec = detail::read_records(run, detail::pass_threads(opt.threads));
   append(a.warnings, rec.warnings);
   add_rank_notes(run, a);

@@ -46,6 +46,9 @@ struct Resolved {
 
 [[nodiscard]] Resolved resolve_inputs(const Run& run, const AnalyzeOptions& opt,
                                       const GpuDatabase& db);
+/// The analysis before its stages: the inputs `r` resolved, with their sources, unknowns and
+/// warnings (analyze.cpp; the stage benchmarks start from it too).
+[[nodiscard]] Analysis resolved_analysis(const Run& run, const Resolved& r);
 
 /// Tokens of one iteration of record `it` (record field times `scale`, samples x seq_len, or
 /// the default).

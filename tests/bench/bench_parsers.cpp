@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/parallel.hpp"
+#include "analysis/resolve.hpp"
 #include "analysis/select.hpp"
+#include "analysis/stages.hpp"
 #include "generate_logs.hpp"
 #include "ingest/megatron_common.hpp"
 #include "ingest/parser.hpp"
@@ -287,6 +290,73 @@ void BM_AnalyzeOnlyMegatron(benchmark::State& s) {
 // should be per second of wall time, not of the calling thread's CPU.
 BENCHMARK(BM_AnalyzeOnlyNative)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeOnlyMegatron)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// The analysis' stages one at a time (src/analysis/stages.hpp), each on what the stages before
+/// it made, computed once outside the timing: where BM_AnalyzeOnly* spends its time. A stage
+/// that marks the records' flags works on a fresh copy each time (copied outside the timing).
+enum class Stage { kReadRecords, kSteady, kClock, kAttribute };
+
+void analysis_stage(benchmark::State& state, const std::string& kind, Stage stage) {
+  using namespace mfu::detail;
+  const mfu::Run run = mfu::ingest({synthetic(kind, 64)});
+  mfu::AnalyzeOptions o;
+  o.gpu = "h100";
+  o.gpus = 64;
+  o.model = mfu::resolve_model("llama3-8b");
+  const Resolved r = resolve_inputs(run, o, mfu::GpuDatabase::builtin());
+  mfu::Analysis a = resolved_analysis(run, r);
+  const unsigned threads = pass_threads(o.threads);
+  const Records read = read_records(run, threads);
+  const WorkPlan work = plan_work(run, r, read, a);
+  Records steady = read;
+  const Steady st = find_steady(run, r, work, o, steady, a);
+  const Clock clock = plan_clock(run, steady);
+  const EventPlan ev = plan_events(run, steady, st, clock);
+  for (auto _ : state) {
+    switch (stage) {
+      case Stage::kReadRecords: benchmark::DoNotOptimize(read_records(run, threads)); break;
+      case Stage::kClock: benchmark::DoNotOptimize(plan_clock(run, steady)); break;
+      case Stage::kSteady:
+      case Stage::kAttribute: {
+        state.PauseTiming();
+        Records rec = stage == Stage::kSteady ? read : steady;
+        state.ResumeTiming();
+        if (stage == Stage::kSteady)
+          benchmark::DoNotOptimize(find_steady(run, r, work, o, rec, a));
+        else
+          benchmark::DoNotOptimize(attribute(run, r, work, rec, st, clock, ev));
+        break;
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(run.iterations.size()));
+}
+// Real time, as BM_AnalyzeOnly*: the stages run on every core.
+BENCHMARK_CAPTURE(analysis_stage, read_records_native, std::string("native"), Stage::kReadRecords)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(analysis_stage, steady_native, std::string("native"), Stage::kSteady)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(analysis_stage, clock_native, std::string("native"), Stage::kClock)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(analysis_stage, attribute_native, std::string("native"), Stage::kAttribute)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(analysis_stage, read_records_megatron, std::string("megatron"),
+                  Stage::kReadRecords)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(analysis_stage, steady_megatron, std::string("megatron"), Stage::kSteady)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(analysis_stage, clock_megatron, std::string("megatron"), Stage::kClock)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(analysis_stage, attribute_megatron, std::string("megatron"), Stage::kAttribute)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 /// Every real sample of one framework folder, parsed as a whole (small files: per-call overhead
 /// matters as much as bytes).
