@@ -6,13 +6,18 @@
 # median and minimum per binary, in the benchmark's own unit.
 #
 #   tests/bench/alternate_stages.sh BASE_BENCH NEW_BENCH [ROUNDS] [FILTER]
-#     (defaults: 5 rounds; the ingest, finalize, analyze, line and store cases)
+#     (defaults: 5 rounds; the ingest, finalize, analyze, analysis stage, line and store cases)
+#
+# PIN=CPU runs both on that one core (taskset): a pass over the records then runs on one thread,
+# and the spread between runs was a few percent instead of up to 2x (2026-12-07).
 set -euo pipefail
 
 BASE=${1:?usage: alternate_stages.sh BASE_BENCH NEW_BENCH [ROUNDS] [FILTER]}
 NEW=${2:?usage: alternate_stages.sh BASE_BENCH NEW_BENCH [ROUNDS] [FILTER]}
 ROUNDS=${3:-5}
-FILTER=${4:-'BM_(Ingest(Native|Megatron|Kineto)|FinalizeOnly|AnalyzeOnly|NativeLines|MegatronLines|StoreWrite)'}
+FILTER=${4:-'BM_(Ingest(Native|Megatron|Kineto)|FinalizeOnly|AnalyzeOnly|Stage|NativeLines|MegatronLines|StoreWrite)'}
+PIN_CMD=()
+[[ -n ${PIN:-} ]] && PIN_CMD=(taskset -c "$PIN")
 for bin in "$BASE" "$NEW"; do
   [[ -x $bin ]] || { echo "alternate_stages.sh: $bin is not an executable" >&2; exit 2; }
 done
@@ -26,7 +31,7 @@ for ((round = 1; round <= ROUNDS; ++round)); do
     bin=$BASE
     [[ $which == new ]] && bin=$NEW
     # CSV rows: "name",iterations,real_time,cpu_time,time_unit,...
-    "$bin" --benchmark_filter="$FILTER" --benchmark_min_time=0.3 --benchmark_format=csv \
+    "${PIN_CMD[@]}" "$bin" --benchmark_filter="$FILTER" --benchmark_min_time=0.3 --benchmark_format=csv \
       2>/dev/null | awk -F, -v w="$which" '/^"BM_/ {gsub(/"/, "", $1); print $1, w, $3, $5}' \
       >>"$OUT/times" || echo "alternate_stages.sh: $bin failed" >&2
   done

@@ -96,7 +96,7 @@ TEST(Analysis, WarmupAndStallsAreFoundAndPricedByHand) {
   EXPECT_EQ(a.stalls.count, 1u);
   EXPECT_NEAR(a.stalls.excess_s, 0.66, 1e-6);
   EXPECT_EQ(a.stalls.worst.front().step, 10);
-  EXPECT_EQ(a.stalls.worst.front().line, 11u);  // the meta line, then step i on line i + 1
+  EXPECT_EQ(a.stalls.worst.front().line, 11u);          // the meta line, then step i on line i + 1
   EXPECT_NEAR(bucket(a, "startup"), 3.0 - 0.33, 1e-6);  // warm-up excess over the steady step
   EXPECT_NEAR(bucket(a, "idle"), 0.66, 1e-6);
   EXPECT_NEAR(a.wall_time_s, 3.0 + 0.99 + 18 * 0.33, 1e-9);
