@@ -1,14 +1,17 @@
 #pragma once
 // A column of seconds as logs print them, with a few decimals ("0.304817"): while every value
 // written is such a decimal, d / 10^k with d an int32 and one k for the column, the column holds
-// d, 4 bytes a value instead of 8; the first value that is not turns it into a column of doubles
-// for good.
+// d, 2 or 4 bytes a value instead of 8 (src/digit_column.hpp); the first value that is not turns
+// it into a column of doubles for good. A column made with a negative least scale also holds
+// counts printed with few significant digits ("2.500439e+16" FLOPs: 2500439 x 10^10, k = -10).
 //
 // Reading gives back the very double that was written, bit for bit: each value is checked when
 // it is written (d / 10^k computed as a double equals it). That is the common case because
-// 10^k (k <= 9) is exact in a double and IEEE division rounds correctly, so d / 10^k is the
-// double nearest the decimal, which is also what a parser's strtod of the printed text gives.
+// 10^|k| (|k| <= 22) is exact in a double and IEEE division and multiplication round correctly,
+// so d / 10^k is the double nearest the decimal, which is also what a parser's strtod of the
+// printed text gives.
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -16,6 +19,7 @@
 #include <limits>
 #include <optional>
 
+#include "digit_column.hpp"
 #include "record_column.hpp"
 
 namespace mfu::detail {
@@ -23,6 +27,11 @@ namespace mfu::detail {
 class DecimalColumn {
  public:
   using value_type = double;
+  /// The least scale a column of counts takes: 10^22 is the largest power of ten a double
+  /// holds exactly.
+  static constexpr int kLeastScale = -22;
+  /// min_scale: the least k the column takes (0 for seconds, kLeastScale for counts).
+  explicit DecimalColumn(int min_scale = 0) : min_scale_(std::max(min_scale, kLeastScale)) {}
   [[nodiscard]] bool active() const { return digits_.active() || doubles_.active(); }
 
   [[nodiscard]] double get(std::size_t i) const {
@@ -56,6 +65,13 @@ class DecimalColumn {
     else
       doubles_.read(first, n, put);
   }
+  /// The value every index of [0, n) holds when the column knows it is one value without
+  /// reading them (Column::uniform); nullopt otherwise.
+  [[nodiscard]] std::optional<double> uniform(std::size_t n) const {
+    if (!narrow_) return doubles_.uniform(n);
+    const std::optional<std::int32_t> d = digits_.uniform(n);
+    return d ? std::optional<double>(decode(*d)) : std::nullopt;
+  }
 
   [[nodiscard]] std::size_t bytes() const { return digits_.bytes() + doubles_.bytes(); }
   void reserve(std::size_t n) {
@@ -68,9 +84,10 @@ class DecimalColumn {
   }
 
   /// The scale k when the column holds its values as digits d (value = d / 10^k): -1 while it
-  /// holds none, nullopt once it holds doubles.
+  /// holds none, nullopt once it holds doubles. (Asked of columns of seconds only, min_scale 0.)
   [[nodiscard]] std::optional<int> scale() const {
-    return narrow_ ? std::optional<int>(scale_) : std::nullopt;
+    if (!narrow_) return std::nullopt;
+    return scale_ == kNoScale ? -1 : scale_;
   }
   /// The digits of values [first, first + n) handed to put(k, d) (scale() must have a value);
   /// a missing value's digits are kMissingDigits. Values compare as their digits do.
@@ -80,16 +97,20 @@ class DecimalColumn {
   }
   /// What read() gives for digits d at scale k: the very double that was written.
   [[nodiscard]] static double from_digits(std::int32_t d, int k) {
-    return d == kMissingDigits ? std::numeric_limits<double>::quiet_NaN()
-                               : static_cast<double>(d) / kPow10[k < 0 ? 0 : k];
+    if (d == kMissingDigits) return std::numeric_limits<double>::quiet_NaN();
+    if (k == kNoScale) return static_cast<double>(d);  // no digits are written without a scale
+    if (k < 0) return static_cast<double>(d) * kPow10[-k];
+    return static_cast<double>(d) / kPow10[k];
   }
   /// A missing value (NaN): no decimal is written this way (|d| < 2^31 - 1).
-  static constexpr std::int32_t kMissingDigits = std::numeric_limits<std::int32_t>::min();
+  static constexpr std::int32_t kMissingDigits = DigitColumn::kMissing;
 
  private:
   static constexpr int kMaxScale = 9;
-  static constexpr double kPow10[kMaxScale + 1] = {1e0, 1e1, 1e2, 1e3, 1e4,
-                                                   1e5, 1e6, 1e7, 1e8, 1e9};
+  static constexpr double kPow10[-kLeastScale + 1] = {
+      1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  static constexpr int kNoScale = std::numeric_limits<int>::min();  // before the first value
 
   [[nodiscard]] double decode(std::int32_t d) const { return from_digits(d, scale_); }
   /// std::llround(x) for |x| < 2^31, inline: the library call was most of a write's cost (five
@@ -103,12 +124,13 @@ class DecimalColumn {
   }
   /// Whether v is d / 10^k for an int32 d (bit for bit, so -0 is not), and that d.
   [[nodiscard]] static bool digits_at(double v, int k, std::int32_t& d) {
-    if (k < 0) return false;
-    const double scaled = v * kPow10[k];
+    if (k == kNoScale) return false;
+    const double p = kPow10[k < 0 ? -k : k];
+    const double scaled = k < 0 ? v / p : v * p;
     if (!(std::fabs(scaled) < 2147483647.0)) return false;
     const double rounded = nearest_integer(scaled);
-    if (std::bit_cast<std::uint64_t>(rounded / kPow10[k]) != std::bit_cast<std::uint64_t>(v))
-      return false;
+    const double back = k < 0 ? rounded * p : rounded / p;
+    if (std::bit_cast<std::uint64_t>(back) != std::bit_cast<std::uint64_t>(v)) return false;
     d = static_cast<std::int32_t>(rounded);
     return true;
   }
@@ -119,13 +141,15 @@ class DecimalColumn {
   /// Moves the column to the smallest scale that holds v, when its digits still fit an int32
   /// there; false when no scale holds v or they would not fit.
   bool rescale_for(double v) {
-    int k = scale_ < 0 ? 0 : scale_ + 1;
+    int k = scale_ == kNoScale ? min_scale_ : scale_ + 1;
     while (k <= kMaxScale && !fits(v, k)) ++k;
     if (k > kMaxScale) return false;
-    if (scale_ < 0) {
+    if (scale_ == kNoScale || max_abs_ == 0) {  // no digits but zeros: they stay as they are
       scale_ = k;
       return true;
     }
+    // A factor of 10^10 or more takes any digit but 0 out of an int32.
+    if (k - scale_ > kMaxScale) return false;
     const auto factor = static_cast<std::int64_t>(kPow10[k - scale_]);
     if (max_abs_ * factor >= std::numeric_limits<std::int32_t>::max()) return false;
     for (std::size_t i = 0; i < size_; ++i) {
@@ -146,10 +170,11 @@ class DecimalColumn {
     narrow_ = false;
   }
 
-  Column<std::int32_t> digits_{kMissingDigits};
+  DigitColumn digits_;
   Column<double> doubles_{std::numeric_limits<double>::quiet_NaN()};
   bool narrow_ = true;
-  int scale_ = -1;  // k; -1 until the first value
+  int min_scale_ = 0;
+  int scale_ = kNoScale;  // k
   std::int64_t max_abs_ = 0;
   std::size_t size_ = 0;  // one past the last index written
 };

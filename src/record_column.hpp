@@ -51,46 +51,11 @@ class Column {
     return get_by_rule(i);  // out of line: keeps the common cases small enough to inline
   }
   void put(std::size_t i, T v) {
-    if (size_ == 0) {  // the first value sets the rule
-      first_ = i;
-      base_ = v;
-      size_ = i + 1;
-      return;
-    }
-    if (dense_) {
+    // Small enough to inline into the parsers' writes; the rule's bookkeeping is out of line.
+    if (dense_)
       put_dense(i, v);
-      return;
-    }
-    if (i < first_ || i > size_) {
-      // Before the first value or past a gap, the unwritten slots hold the fill value, which
-      // the rule does not give: plain storage keeps them.
-      materialize();
-      put_dense(i, v);
-      return;
-    }
-    if constexpr (std::is_integral_v<T>) learn_stride(i, v);
-    if (i >= size_) size_ = i + 1;
-    const auto it = find(i);
-    const bool has = it != exceptions_.end() && it->first == i;
-    if (same_value(v, rule(i))) {
-      if (has) exceptions_.erase(it);
-      return;
-    }
-    if (has) {
-      it->second = v;
-      return;
-    }
-    if (it != exceptions_.end() && exceptions_.size() >= 64) {
-      // Exceptions written out of order would each shift the rest (quadratic in the worst
-      // case, a pass that rewrites records backwards): plain storage instead.
-      materialize();
-      put_dense(i, v);
-      return;
-    }
-    exceptions_.insert(it, {i, v});
-    if (exceptions_.size() > 64 &&
-        exceptions_.size() * sizeof(exceptions_[0]) * 2 > (size_ - first_) * sizeof(T))
-      materialize();
+    else
+      put_by_rule(i, v);
   }
   /// The value every index of [0, n) holds, when the column knows it is one value without
   /// reading them (nothing written, or one constant rule without exceptions, with the fill
@@ -315,6 +280,45 @@ class Column {
     }
     capacity_ = capacity();
     if (size_ < n) size_ = n;
+  }
+  /// put() while the column holds a rule and its exceptions (or nothing yet).
+  [[gnu::noinline]] void put_by_rule(std::size_t i, T v) {
+    if (size_ == 0) {  // the first value sets the rule
+      first_ = i;
+      base_ = v;
+      size_ = i + 1;
+      return;
+    }
+    if (i < first_ || i > size_) {
+      // Before the first value or past a gap, the unwritten slots hold the fill value, which
+      // the rule does not give: plain storage keeps them.
+      materialize();
+      put_dense(i, v);
+      return;
+    }
+    if constexpr (std::is_integral_v<T>) learn_stride(i, v);
+    if (i >= size_) size_ = i + 1;
+    const auto it = find(i);
+    const bool has = it != exceptions_.end() && it->first == i;
+    if (same_value(v, rule(i))) {
+      if (has) exceptions_.erase(it);
+      return;
+    }
+    if (has) {
+      it->second = v;
+      return;
+    }
+    if (it != exceptions_.end() && exceptions_.size() >= 64) {
+      // Exceptions written out of order would each shift the rest (quadratic in the worst
+      // case, a pass that rewrites records backwards): plain storage instead.
+      materialize();
+      put_dense(i, v);
+      return;
+    }
+    exceptions_.insert(it, {i, v});
+    if (exceptions_.size() > 64 &&
+        exceptions_.size() * sizeof(exceptions_[0]) * 2 > (size_ - first_) * sizeof(T))
+      materialize();
   }
   void put_dense(std::size_t i, T v) {
     if (i >= size_) {

@@ -335,11 +335,13 @@ TEST(IterationTable, TheComparisonSeesOneChangedValue) {
   EXPECT_EQ(t[501].step, ref[501].step);
   // Only the columns without a rule take storage, in a first chunk of 1024 slots: time (no
   // decimal: 8 B), rank (0 and -1 alternating, 4 B), data wait (every 7th record, 0.01: a
-  // decimal, 4 B), backward (2 decimals, 4 B) and forward (decimals until the -0 at record 507
-  // turns it into doubles, 8 B): 28,672 bytes. The rule columns (step, line, tokens, samples,
-  // loss, FLOPs, comm, whole-second timestamps: 56 B a record as plain columns) cost their one
-  // exception, the changed step (16 B).
-  EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 4 + 4 + 8) + 16u);
+  // decimal, 2 B offsets), forward (decimals until the -0 at record 507 turns it into doubles,
+  // 8 B): 22,528 bytes. Backward (2 decimals up to 200000 in digits, farther apart than 16-bit
+  // offsets reach) has its 1024 offsets (2 B) and its one block as int32s, 1,000 of them in a
+  // vector grown by doubling: at most 2 x 4,000 bytes. Two blocks (16 B each). The rule
+  // columns (step, line, tokens, samples, loss, FLOPs, comm, whole-second timestamps: 56 B a
+  // record as plain columns) cost their one exception, the changed step (16 B).
+  EXPECT_LE(t.memory_bytes(), 1024u * (8 + 4 + 2 + 8 + 2) + 8000u + 32u + 16u);
 }
 
 /// The steps and times of `t` against the reference's, read a block of uneven size at a time

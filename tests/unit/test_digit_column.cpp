@@ -1,0 +1,216 @@
+// The 16-bit digit blocks of src/digit_column.hpp against a second code path, a plain vector that
+// receives the same writes. Generated columns of each kind a log gives (timers that jitter, a
+// loss that falls, stalls, values that spread too far, missing values, rewrites) must read back
+// as written, and each must end in the form it calls for: a column that cannot tell which form
+// it is in could hold everything as int32 and still read back right.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "decimal_column.hpp"
+#include "digit_column.hpp"
+
+namespace mfu::detail {
+namespace {
+
+constexpr std::int32_t kMissing = DigitColumn::kMissing;
+constexpr std::size_t kBlock = DigitColumn::kBlock;
+
+/// A DigitColumn and the vector it must agree with.
+struct Checked {
+  DigitColumn column;
+  std::vector<std::int32_t> ref;
+
+  void put(std::size_t i, std::int32_t d) {
+    column.put(i, d);
+    if (i >= ref.size()) ref.resize(i + 1, kMissing);
+    ref[i] = d;
+  }
+  void push(std::int32_t d) { put(ref.size(), d); }
+
+  /// Every value by get(), and by read() over ranges of uneven length, some past the end.
+  void expect_same(std::mt19937_64& rng) const {
+    ASSERT_EQ(column.active(), !ref.empty());
+    for (std::size_t i = 0; i < ref.size() + 10; ++i)
+      ASSERT_EQ(column.get(i), i < ref.size() ? ref[i] : kMissing) << "get " << i;
+    for (int r = 0; r < 20; ++r) {
+      const std::size_t first = ref.empty() ? 0 : rng() % (ref.size() + 5);
+      const std::size_t n = rng() % (3 * kBlock);
+      std::vector<std::int32_t> got(n, 12345);
+      column.read(first, n, [&](std::size_t k, std::int32_t d) { got[k] = d; });
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = first + k;
+        ASSERT_EQ(got[k], i < ref.size() ? ref[i] : kMissing) << "read " << first << "+" << k;
+      }
+    }
+  }
+};
+
+// Timers as a log prints them: forward passes of 0.304817 s at 6 decimals jitter by +-1%
+// (digits 301769..307865, a spread of 6,096), so every block holds 16-bit offsets and the
+// column takes 2 bytes a value: 100,000 of them fill a first chunk of offsets grown by doubling
+// from 256 slots to 131,072 (262,144 bytes), plus 25 blocks of 16 bytes; a plain int32 column
+// would take 524,288 bytes.
+TEST(DigitColumn, JitteringTimersTakeTwoBytesAValue) {
+  std::mt19937_64 rng(1);
+  Checked c;
+  for (int k = 0; k < 100000; ++k) c.push(304817 + static_cast<std::int32_t>(rng() % 6097) - 3048);
+  c.expect_same(rng);
+  EXPECT_TRUE(c.column.narrow());
+  EXPECT_EQ(c.column.wide_blocks(), 0u);
+  EXPECT_LE(c.column.bytes(), 262144u + 32u * 16u);
+}
+
+// A loss that falls from 10.000000 to 2.000000 over 500,000 records (16 digits a record, 65,536
+// a block: more than one window holds, so each block's base moves as the values leave it,
+// which rebase() allows as long as the block's own spread fits).
+TEST(DigitColumn, ADriftingValueMovesItsBlocksBases) {
+  std::mt19937_64 rng(2);
+  Checked c;
+  for (std::int32_t k = 0; k < 500000; ++k) c.push(10000000 - 16 * k);
+  c.expect_same(rng);
+  EXPECT_TRUE(c.column.narrow());
+  EXPECT_EQ(c.column.wide_blocks(), 0u);
+  // A rise just as fast within one block, written backwards: the window moves down too.
+  Checked back;
+  for (std::int32_t k = 0; k < static_cast<std::int32_t>(kBlock); ++k)
+    back.put(kBlock - 1 - static_cast<std::size_t>(k), 5000000 + 15 * k);
+  back.expect_same(rng);
+  EXPECT_EQ(back.column.wide_blocks(), 0u);
+}
+
+// Steps of about 1 s at 3 decimals (digits ~1000) with a stall of 30 s (30000: a spread of
+// 29,000, which fits) and of 120 s (120000: 119,000 does not). Each of the 5 blocks with a
+// 120 s stall holds int32s; the other 45 keep offsets, and the column stays narrow (5 of 50
+// blocks is under an eighth).
+TEST(DigitColumn, AStallWidensOnlyItsBlock) {
+  std::mt19937_64 rng(3);
+  Checked c;
+  const std::size_t n = 50 * kBlock;
+  for (std::size_t k = 0; k < n; ++k) c.push(1000 + static_cast<std::int32_t>(rng() % 50));
+  for (std::size_t b = 0; b < 50; b += 10) {
+    c.put(b * kBlock + 7, 120000);
+    c.put(b * kBlock + 9, 30000);
+  }
+  c.put(5 * kBlock + 3, 30000);  // fits: no wide block
+  c.expect_same(rng);
+  EXPECT_TRUE(c.column.narrow());
+  EXPECT_EQ(c.column.wide_blocks(), 5u);
+  // Written again inside a wide block: it holds whatever is written.
+  c.put(10 * kBlock + 100, kMissing);
+  c.put(10 * kBlock + 101, -7);
+  c.expect_same(rng);
+}
+
+// Values that spread over a million (a timer with 6 decimals varying by whole seconds): the
+// fourth wide block is more than an eighth of the four, and the column turns plain int32.
+TEST(DigitColumn, ValuesSpreadTooFarTurnTheColumnPlain) {
+  std::mt19937_64 rng(4);
+  Checked c;
+  for (std::size_t k = 0; k < 10 * kBlock; ++k) c.push(static_cast<std::int32_t>(rng() % 1000000));
+  c.expect_same(rng);
+  EXPECT_FALSE(c.column.narrow());
+  EXPECT_EQ(c.column.wide_blocks(), 0u);
+  EXPECT_LE(c.column.bytes(), 4u * 65536u);  // plain: 4 bytes a slot, 40,960 in 65,536 slots
+}
+
+// Whatever order and mix of writes: gaps, missing values, values at the ends of int32 (the
+// base is held as int64), rewrites anywhere, blocks that turn wide under a rewrite. Each trial's
+// column must read back as the vector does, in whichever form it ends.
+TEST(DigitColumn, ReadsBackWhatWasWrittenWhateverItsForm) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 80; ++trial) {
+    Checked c;
+    const std::size_t n = 1 + rng() % (trial % 4 == 0 ? 40000 : 3000);
+    const std::int32_t level = static_cast<std::int32_t>(rng() % 4000000) - 2000000;
+    const std::int32_t spread = trial % 5 == 0 ? 2000000 : static_cast<std::int32_t>(rng() % 70000);
+    const auto value = [&]() -> std::int32_t {
+      switch (rng() % 50) {
+        case 0: return kMissing;
+        case 1: return std::numeric_limits<std::int32_t>::max();
+        case 2: return std::numeric_limits<std::int32_t>::min() + 1;
+        default: return level + static_cast<std::int32_t>(rng() % (spread + 1));
+      }
+    };
+    std::size_t i = trial % 3 == 0 ? rng() % 9000 : 0;  // a column that starts late
+    for (std::size_t k = 0; k < n; ++k) {
+      c.put(i, value());
+      i += rng() % 20 == 0 ? 1 + rng() % 300 : 1;  // some gaps
+    }
+    for (int w = 0; w < 300; ++w) c.put(rng() % (c.ref.size() + 50), value());
+    c.expect_same(rng);
+    const DigitColumn copy = c.column;
+    Checked copied{copy, c.ref};
+    copied.expect_same(rng);
+    c.column.shrink_to_fit();
+    c.expect_same(rng);
+  }
+}
+
+/// The double a parser reads from `text` (strtod rounds correctly, as the parsers' own reads).
+double parsed(const std::string& text) {
+  return std::strtod(text.c_str(), nullptr);
+}
+
+bool same_bits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+// FLOPs as the native format prints them, 7 significant digits: "2.500439e+16" is 2500439 x
+// 10^10, digits 2500439 at scale -10 (worked by hand), and every such count reads back as the
+// very double strtod gave. 300,000 of them, spread by +-0.1% (digits 2497939..2502939: one
+// window), take 2-byte offsets: about 1 MB where doubles took 2,400,000 bytes (4 MiB in chunks).
+TEST(DecimalColumn, CountsWithFewDigitsAreHeldAsDigits) {
+  std::mt19937_64 rng(6);
+  DecimalColumn flops(DecimalColumn::kLeastScale);
+  std::vector<double> ref;
+  for (int k = 0; k < 300000; ++k) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6fe+16",
+                  2.500439 + static_cast<double>(rng() % 5001) * 1e-6 - 0.0025);
+    ref.push_back(parsed(text));
+    flops.put(ref.size() - 1, ref.back());
+  }
+  EXPECT_EQ(flops.scale(), -10);
+  for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_TRUE(same_bits(flops.get(i), ref[i])) << i;
+  // Offsets in a first chunk of 524,288 slots, and 74 blocks of 16 bytes in a vector of 128.
+  EXPECT_LE(flops.bytes(), 2u * 524288u + 128u * 16u);
+  EXPECT_EQ(DecimalColumn::from_digits(2500439, -10), parsed("2.500439e+16"));
+}
+
+// A count with more digits moves the column to a finer scale (8 digits: 25004391 x 10^9), one
+// that is no short decimal (a third of 10^16) turns it into doubles; zeros, missing values and
+// whole counts (tokens) on the way. Each reads back bit for bit, and a constant is known as one.
+TEST(DecimalColumn, CountsReadBackBitForBitWhateverTheirScale) {
+  const double third = 1e16 / 3;
+  const std::vector<std::vector<double>> columns = {
+      {0.0, 0.0, parsed("2.500439e+16"), parsed("2.5004391e+16"), std::nan(""), parsed("1e22")},
+      {parsed("2.500439e+16"), parsed("1.5e15"), third, parsed("7e3"), -0.0},
+      {524288, 524288, 524288, 1048576, parsed("3.2e-5")},
+      {parsed("1.5e15"), parsed("1.5e15"), parsed("1.5e15")},
+  };
+  for (const auto& values : columns) {
+    DecimalColumn c(DecimalColumn::kLeastScale);
+    for (std::size_t i = 0; i < values.size(); ++i) c.put(i, values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      EXPECT_TRUE(same_bits(c.get(i), values[i]) || (std::isnan(c.get(i)) && std::isnan(values[i])))
+          << values[i];
+  }
+  DecimalColumn constant(DecimalColumn::kLeastScale);
+  for (std::size_t i = 0; i < 3 * kBlock; ++i) constant.put(i, parsed("1.5e15"));
+  EXPECT_EQ(constant.uniform(3 * kBlock), parsed("1.5e15"));
+  EXPECT_EQ(constant.scale(), -14);  // 15 x 10^14
+  constant.put(kBlock + 5, parsed("1.6e15"));
+  EXPECT_EQ(constant.uniform(3 * kBlock), std::nullopt);
+}
+
+}  // namespace
+}  // namespace mfu::detail
