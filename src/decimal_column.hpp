@@ -1,7 +1,7 @@
 #pragma once
 // A column of seconds as logs print them, with a few decimals ("0.304817"): while every value
 // written is such a decimal, d / 10^k with d an int32 and one k for the column, the column holds
-// d, 2 or 4 bytes a value instead of 8 (src/digit_column.hpp); the first value that is not turns
+// d, 2 or 4 bytes a value instead of 8 (src/narrow_column.hpp); the first value that is not turns
 // it into a column of doubles for good. A column made with a negative least scale also holds
 // counts printed with few significant digits ("2.500439e+16" FLOPs: 2500439 x 10^10, k = -10).
 //
@@ -19,7 +19,7 @@
 #include <limits>
 #include <optional>
 
-#include "digit_column.hpp"
+#include "narrow_column.hpp"
 #include "record_column.hpp"
 
 namespace mfu::detail {
@@ -103,7 +103,7 @@ class DecimalColumn {
     return static_cast<double>(d) / kPow10[k];
   }
   /// A missing value (NaN): no decimal is written this way (|d| < 2^31 - 1).
-  static constexpr std::int32_t kMissingDigits = DigitColumn::kMissing;
+  static constexpr std::int32_t kMissingDigits = std::numeric_limits<std::int32_t>::min();
 
  private:
   static constexpr int kMaxScale = 9;
@@ -170,7 +170,7 @@ class DecimalColumn {
     narrow_ = false;
   }
 
-  DigitColumn digits_;
+  NarrowColumn<std::int32_t> digits_{kMissingDigits};
   Column<double> doubles_{std::numeric_limits<double>::quiet_NaN()};
   bool narrow_ = true;
   int min_scale_ = 0;

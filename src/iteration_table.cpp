@@ -8,6 +8,7 @@
 #include "decimal_column.hpp"
 #include "mfu/error.hpp"
 #include "mfu/run.hpp"
+#include "narrow_column.hpp"
 #include "record_column.hpp"
 
 namespace mfu {
@@ -15,6 +16,7 @@ namespace {
 
 using detail::Column;
 using detail::DecimalColumn;
+using detail::NarrowColumn;
 
 constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
 
@@ -23,10 +25,12 @@ constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
 /// value and faulted in a second set of chunks).
 struct Segment {
   std::size_t n = 0;
-  Column<std::int64_t> step{-1};
+  // Steps and ranks of ranks printing into one file (1, 1, 2, 2, ...; 0, 1, 0, 1, ...) follow no
+  // rule: they take 2-byte offsets instead of 8 and 4 bytes.
+  NarrowColumn<std::int64_t> step{-1};
   Column<std::uint32_t> count{1};
   Column<std::uint32_t> line{0};
-  Column<std::int32_t> rank{-1};
+  NarrowColumn<std::int32_t> rank{-1};
   Column<std::uint16_t> file{0};
   DecimalColumn timestamp;  // whole seconds fit an int32 until 2038
   // Times, work and the framework's FLOP/s keep double precision: MFU and every bucket derive

@@ -45,6 +45,8 @@ class Column {
 
   explicit Column(T fill) : fill_(fill) {}
   [[nodiscard]] bool active() const { return size_ > 0; }
+  /// Whether the column is plain storage (a rule's exceptions grew too many).
+  [[nodiscard]] bool dense() const { return dense_; }
   [[nodiscard]] T get(std::size_t i) const {
     if (i >= size_) return fill_;
     if (dense_) return chunks_[i / kChunk][i % kChunk];

@@ -38,12 +38,33 @@ enum class Repeat { kDuplicate, kMicroBatches, kRanks };
 
 /// The logging interval of a stream of `n` steps (step(i) the i-th): the median step advance
 /// between its records.
+///
+/// The rises are counted by size: a log has a few distinct ones (its logging interval, the odd
+/// gap), so a map of them stays small where a vector of every rise took 8 bytes a record (25 MB
+/// at the peak of `mfu analyze` on a restarted log of 1.26M records, heaptrack, grown by
+/// doubling). Past kMostDistinctRises the rises are collected and selected as before.
 template <class StepAt>
 std::int64_t logging_interval(std::size_t n, StepAt step) {
+  constexpr std::size_t kMostDistinctRises = 1024;
+  std::map<std::int64_t, std::size_t> rises;
+  std::size_t count = 0;
+  for (std::size_t i = 1; i < n && rises.size() <= kMostDistinctRises; ++i)
+    if (step(i) > step(i - 1)) {
+      ++rises[step(i) - step(i - 1)];
+      ++count;
+    }
+  if (count == 0) return 1;
+  if (rises.size() <= kMostDistinctRises) {
+    // The rise of rank count / 2 in ascending order, as nth_element would place it.
+    std::size_t rank = count / 2;
+    for (const auto& [rise, times] : rises) {
+      if (rank < times) return std::max<std::int64_t>(1, rise);
+      rank -= times;
+    }
+  }
   std::vector<std::int64_t> d;
   for (std::size_t i = 1; i < n; ++i)
     if (step(i) > step(i - 1)) d.push_back(step(i) - step(i - 1));
-  if (d.empty()) return 1;
   std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
   return std::max<std::int64_t>(1, d[d.size() / 2]);
 }

@@ -6,6 +6,7 @@
 // lines beside tagged ones, records without a step, and stated restarts at lines and records.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <set>
@@ -326,6 +327,44 @@ TEST(RankStreamsByIndex, RecentStepsAnswersAsASetDoes) {
     }
     const std::int64_t q = high - uniform(rng, -2, 25);
     ASSERT_EQ(fast.contains(q), ref.count(q) == 1) << "operation " << k << ", step " << q;
+  }
+}
+
+// logging_interval's counts of rises against the median it replaced (every rise in a vector,
+// nth_element at the middle), on generated streams: one interval with restarts and gaps, a few
+// intervals mixed, and rises all distinct (past the map's bound: the vector path). By hand:
+// steps 10, 20, 30, 5, 15, 25, 100 rise by 10, 10, 10, 10, 75; the middle of five is 10.
+TEST(RankStreamsByIndex, LoggingIntervalIsTheMedianRise) {
+  const std::vector<std::int64_t> by_hand = {10, 20, 30, 5, 15, 25, 100};
+  EXPECT_EQ(logging_interval(by_hand.size(), [&](std::size_t i) { return by_hand[i]; }), 10);
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<std::int64_t> steps;
+    std::int64_t step = uniform(rng, 0, 100);
+    const int n = uniform(rng, 1, trial % 10 == 0 ? 20000 : 3000);
+    for (int k = 0; k < n; ++k) {
+      const int kind = uniform(rng, 0, 99);
+      if (trial % 3 == 2)
+        step += uniform(rng, 1, 1000000);  // all distinct
+      else if (kind < 2)
+        step = uniform(rng, 0, 50);  // a restart
+      else if (kind < 4)
+        step += uniform(rng, 100, 10000);  // a gap
+      else
+        step += trial % 3 == 0 ? 10 : uniform(rng, 1, 4);
+      steps.push_back(step);
+    }
+    std::vector<std::int64_t> rises;
+    for (std::size_t i = 1; i < steps.size(); ++i)
+      if (steps[i] > steps[i - 1]) rises.push_back(steps[i] - steps[i - 1]);
+    std::int64_t want = 1;
+    if (!rises.empty()) {
+      std::nth_element(rises.begin(), rises.begin() + static_cast<std::ptrdiff_t>(rises.size() / 2),
+                       rises.end());
+      want = std::max<std::int64_t>(1, rises[rises.size() / 2]);
+    }
+    EXPECT_EQ(logging_interval(steps.size(), [&](std::size_t i) { return steps[i]; }), want)
+        << "trial " << trial;
   }
 }
 

@@ -1,8 +1,9 @@
-// The 16-bit digit blocks of src/digit_column.hpp against a second code path, a plain vector that
+// The 16-bit blocks of src/narrow_column.hpp against a second code path, a plain vector that
 // receives the same writes. Generated columns of each kind a log gives (timers that jitter, a
-// loss that falls, stalls, values that spread too far, missing values, rewrites) must read back
-// as written, and each must end in the form it calls for: a column that cannot tell which form
-// it is in could hold everything as int32 and still read back right.
+// loss that falls, stalls, values that spread too far, missing values, rewrites; steps of one
+// rank and of two printing into one file) must read back as written, and each must end in the
+// form it calls for: a column that cannot tell which form it is in could hold everything as
+// plain values and still read back right.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,44 +12,48 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "decimal_column.hpp"
-#include "digit_column.hpp"
+#include "narrow_column.hpp"
 
 namespace mfu::detail {
 namespace {
 
-constexpr std::int32_t kMissing = DigitColumn::kMissing;
-constexpr std::size_t kBlock = DigitColumn::kBlock;
+constexpr std::int32_t kMissing = std::numeric_limits<std::int32_t>::min();
+constexpr std::size_t kBlock = NarrowColumn<std::int32_t>::kBlock;
 
-/// A DigitColumn and the vector it must agree with.
+/// A NarrowColumn and the vector it must agree with.
+template <class T = std::int32_t>
 struct Checked {
-  DigitColumn column;
-  std::vector<std::int32_t> ref;
+  explicit Checked(T missing = static_cast<T>(kMissing)) : column(missing), fill(missing) {}
+  NarrowColumn<T> column;
+  T fill;
+  std::vector<T> ref;
 
-  void put(std::size_t i, std::int32_t d) {
+  void put(std::size_t i, T d) {
     column.put(i, d);
-    if (i >= ref.size()) ref.resize(i + 1, kMissing);
+    if (i >= ref.size()) ref.resize(i + 1, fill);
     ref[i] = d;
   }
-  void push(std::int32_t d) { put(ref.size(), d); }
+  void push(T d) { put(ref.size(), d); }
 
   /// Every value by get(), and by read() over ranges of uneven length, some past the end.
   void expect_same(std::mt19937_64& rng) const {
     ASSERT_EQ(column.active(), !ref.empty());
     for (std::size_t i = 0; i < ref.size() + 10; ++i)
-      ASSERT_EQ(column.get(i), i < ref.size() ? ref[i] : kMissing) << "get " << i;
+      ASSERT_EQ(column.get(i), i < ref.size() ? ref[i] : fill) << "get " << i;
     for (int r = 0; r < 20; ++r) {
       const std::size_t first = ref.empty() ? 0 : rng() % (ref.size() + 5);
       const std::size_t n = rng() % (3 * kBlock);
-      std::vector<std::int32_t> got(n, 12345);
-      column.read(first, n, [&](std::size_t k, std::int32_t d) { got[k] = d; });
+      std::vector<T> got(n, 12345);
+      column.read(first, n, [&](std::size_t k, T d) { got[k] = d; });
       for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = first + k;
-        ASSERT_EQ(got[k], i < ref.size() ? ref[i] : kMissing) << "read " << first << "+" << k;
+        ASSERT_EQ(got[k], i < ref.size() ? ref[i] : fill) << "read " << first << "+" << k;
       }
     }
   }
@@ -59,28 +64,30 @@ struct Checked {
 // column takes 2 bytes a value: 100,000 of them fill a first chunk of offsets grown by doubling
 // from 256 slots to 131,072 (262,144 bytes), plus 25 blocks of 16 bytes; a plain int32 column
 // would take 524,288 bytes.
-TEST(DigitColumn, JitteringTimersTakeTwoBytesAValue) {
+TEST(NarrowColumn, JitteringTimersTakeTwoBytesAValue) {
   std::mt19937_64 rng(1);
-  Checked c;
+  Checked<> c;
   for (int k = 0; k < 100000; ++k) c.push(304817 + static_cast<std::int32_t>(rng() % 6097) - 3048);
   c.expect_same(rng);
-  EXPECT_TRUE(c.column.narrow());
+  EXPECT_TRUE(c.column.in_blocks());
   EXPECT_EQ(c.column.wide_blocks(), 0u);
   EXPECT_LE(c.column.bytes(), 262144u + 32u * 16u);
 }
 
-// A loss that falls from 10.000000 to 2.000000 over 500,000 records (16 digits a record, 65,536
-// a block: more than one window holds, so each block's base moves as the values leave it,
-// which rebase() allows as long as the block's own spread fits).
-TEST(DigitColumn, ADriftingValueMovesItsBlocksBases) {
+// A loss that falls from 10.000000 to 2.500000 over 500,000 records, by 15 digits a record and
+// up to 60 of noise (no rule): up to 61,485 a block, more than one window holds, so each
+// block's base moves as the values leave it, which rebase() allows as long as the block's own
+// spread fits.
+TEST(NarrowColumn, ADriftingValueMovesItsBlocksBases) {
   std::mt19937_64 rng(2);
-  Checked c;
-  for (std::int32_t k = 0; k < 500000; ++k) c.push(10000000 - 16 * k);
+  Checked<> c;
+  for (std::int32_t k = 0; k < 500000; ++k)
+    c.push(10000000 - 15 * k + static_cast<std::int32_t>(rng() % 61));
   c.expect_same(rng);
-  EXPECT_TRUE(c.column.narrow());
+  EXPECT_TRUE(c.column.in_blocks());
   EXPECT_EQ(c.column.wide_blocks(), 0u);
   // A rise just as fast within one block, written backwards: the window moves down too.
-  Checked back;
+  Checked<> back;
   for (std::int32_t k = 0; k < static_cast<std::int32_t>(kBlock); ++k)
     back.put(kBlock - 1 - static_cast<std::size_t>(k), 5000000 + 15 * k);
   back.expect_same(rng);
@@ -91,9 +98,9 @@ TEST(DigitColumn, ADriftingValueMovesItsBlocksBases) {
 // 29,000, which fits) and of 120 s (120000: 119,000 does not). Each of the 5 blocks with a
 // 120 s stall holds int32s; the other 45 keep offsets, and the column stays narrow (5 of 50
 // blocks is under an eighth).
-TEST(DigitColumn, AStallWidensOnlyItsBlock) {
+TEST(NarrowColumn, AStallWidensOnlyItsBlock) {
   std::mt19937_64 rng(3);
-  Checked c;
+  Checked<> c;
   const std::size_t n = 50 * kBlock;
   for (std::size_t k = 0; k < n; ++k) c.push(1000 + static_cast<std::int32_t>(rng() % 50));
   for (std::size_t b = 0; b < 50; b += 10) {
@@ -102,7 +109,7 @@ TEST(DigitColumn, AStallWidensOnlyItsBlock) {
   }
   c.put(5 * kBlock + 3, 30000);  // fits: no wide block
   c.expect_same(rng);
-  EXPECT_TRUE(c.column.narrow());
+  EXPECT_TRUE(c.column.in_blocks());
   EXPECT_EQ(c.column.wide_blocks(), 5u);
   // Written again inside a wide block: it holds whatever is written.
   c.put(10 * kBlock + 100, kMissing);
@@ -112,47 +119,87 @@ TEST(DigitColumn, AStallWidensOnlyItsBlock) {
 
 // Values that spread over a million (a timer with 6 decimals varying by whole seconds): the
 // fourth wide block is more than an eighth of the four, and the column turns plain int32.
-TEST(DigitColumn, ValuesSpreadTooFarTurnTheColumnPlain) {
+TEST(NarrowColumn, ValuesSpreadTooFarTurnTheColumnPlain) {
   std::mt19937_64 rng(4);
-  Checked c;
+  Checked<> c;
   for (std::size_t k = 0; k < 10 * kBlock; ++k) c.push(static_cast<std::int32_t>(rng() % 1000000));
   c.expect_same(rng);
-  EXPECT_FALSE(c.column.narrow());
+  EXPECT_TRUE(c.column.plain());
   EXPECT_EQ(c.column.wide_blocks(), 0u);
   EXPECT_LE(c.column.bytes(), 4u * 65536u);  // plain: 4 bytes a slot, 40,960 in 65,536 slots
 }
 
-// Whatever order and mix of writes: gaps, missing values, values at the ends of int32 (the
-// base is held as int64), rewrites anywhere, blocks that turn wide under a rewrite. Each trial's
-// column must read back as the vector does, in whichever form it ends.
-TEST(DigitColumn, ReadsBackWhatWasWrittenWhateverItsForm) {
-  std::mt19937_64 rng(5);
+/// Trials of whatever order and mix of writes to a column of T: gaps, missing values, values
+/// at the ends of T (offsets are taken modulo 2^64), rules (+1, constant) that break, rewrites
+/// anywhere, blocks that turn wide under a rewrite. Each trial's column must read back as the
+/// vector does, in whichever form it ends, and so must its copy.
+template <class T>
+void check_any_writes(T fill, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
   for (int trial = 0; trial < 80; ++trial) {
-    Checked c;
+    Checked<T> c(fill);
     const std::size_t n = 1 + rng() % (trial % 4 == 0 ? 40000 : 3000);
-    const std::int32_t level = static_cast<std::int32_t>(rng() % 4000000) - 2000000;
-    const std::int32_t spread = trial % 5 == 0 ? 2000000 : static_cast<std::int32_t>(rng() % 70000);
-    const auto value = [&]() -> std::int32_t {
+    const auto level = static_cast<std::int64_t>(rng() % 4000000) - 2000000;
+    const auto spread = trial % 5 == 0 ? 2000000 : static_cast<std::int64_t>(rng() % 70000);
+    const bool rule = trial % 7 == 1;                   // steps +1 until the writes break them
+    std::size_t i = trial % 3 == 0 ? rng() % 9000 : 0;  // a column that starts late
+    const auto value = [&]() -> T {
+      if (rule && rng() % 500 != 0) return static_cast<T>(level + static_cast<std::int64_t>(i));
       switch (rng() % 50) {
-        case 0: return kMissing;
-        case 1: return std::numeric_limits<std::int32_t>::max();
-        case 2: return std::numeric_limits<std::int32_t>::min() + 1;
-        default: return level + static_cast<std::int32_t>(rng() % (spread + 1));
+        case 0: return fill;
+        case 1: return std::numeric_limits<T>::max();
+        case 2: return std::numeric_limits<T>::min() + 1;
+        default: return static_cast<T>(level + static_cast<std::int64_t>(rng() % (spread + 1)));
       }
     };
-    std::size_t i = trial % 3 == 0 ? rng() % 9000 : 0;  // a column that starts late
     for (std::size_t k = 0; k < n; ++k) {
       c.put(i, value());
       i += rng() % 20 == 0 ? 1 + rng() % 300 : 1;  // some gaps
     }
-    for (int w = 0; w < 300; ++w) c.put(rng() % (c.ref.size() + 50), value());
+    for (int w = 0; w < 300; ++w) {
+      i = rng() % (c.ref.size() + 50);
+      c.put(i, value());
+    }
     c.expect_same(rng);
-    const DigitColumn copy = c.column;
-    Checked copied{copy, c.ref};
+    Checked<T> copied(fill);
+    copied.column = c.column;
+    copied.ref = c.ref;
     copied.expect_same(rng);
     c.column.shrink_to_fit();
     c.expect_same(rng);
   }
+}
+
+TEST(NarrowColumn, ReadsBackWhatWasWrittenWhateverItsForm) {
+  check_any_writes<std::int32_t>(kMissing, 5);
+  check_any_writes<std::int32_t>(-1, 6);
+  check_any_writes<std::int64_t>(-1, 7);
+  check_any_writes<std::int64_t>(std::numeric_limits<std::int64_t>::min(), 8);
+}
+
+// Steps +1 stay a rule: 200,000 of them hold no storage at all.
+TEST(NarrowColumn, StepsOfOneRankStayARule) {
+  std::mt19937_64 rng(9);
+  Checked<std::int64_t> c(-1);
+  for (std::int64_t k = 1; k <= 200000; ++k) c.push(k);
+  c.expect_same(rng);
+  EXPECT_FALSE(c.column.in_blocks());
+  EXPECT_FALSE(c.column.plain());
+  EXPECT_EQ(c.column.bytes(), 0u);
+}
+
+// Two ranks printing into one file: steps 1, 1, 2, 2, ... (no rule). 200,000 of them take
+// 2-byte offsets in a first chunk grown by doubling from 256 slots to 262,144 (524,288 bytes),
+// and 49 blocks of 16 bytes in a vector of 64, where plain int64 took 262,144 x 8 = 2 MiB. A
+// restart back to step 1 halfway changes nothing: each block has its own base.
+TEST(NarrowColumn, StepsOfTwoRanksInOneFileTakeTwoBytes) {
+  std::mt19937_64 rng(10);
+  Checked<std::int64_t> c(-1);
+  for (std::int64_t k = 0; k < 200000; ++k) c.push(1 + (k % 100000) / 2);
+  c.expect_same(rng);
+  EXPECT_TRUE(c.column.in_blocks());
+  EXPECT_EQ(c.column.wide_blocks(), 0u);
+  EXPECT_LE(c.column.bytes(), 524288u + 64u * 16u);
 }
 
 /// The double a parser reads from `text` (strtod rounds correctly, as the parsers' own reads).
