@@ -119,8 +119,10 @@ class NarrowColumn {
     return rule_.bytes() + offsets_.bytes() + blocks_.capacity() * sizeof(Block) + wide +
            plain_.bytes();
   }
+  /// Expects about n values. Not the rule's storage: it is plain only for the moment before the
+  /// values move to blocks, early in the common case (reserved, that moment would fill a whole
+  /// chunk of T for each column of each piece).
   void reserve(std::size_t n) {
-    rule_.reserve(n);
     offsets_.reserve(n);
     plain_.reserve(n);
   }
