@@ -232,7 +232,9 @@ class Column {
   void learn_stride(std::size_t i, T v) {
     if (stride_known_ || i == first_ || !exceptions_.empty()) return;
     stride_known_ = true;
-    const auto dv = static_cast<std::int64_t>(v) - static_cast<std::int64_t>(base_);
+    std::int64_t dv = 0;  // values at the two ends of int64 differ by more than it holds: no rule
+    if (__builtin_sub_overflow(static_cast<std::int64_t>(v), static_cast<std::int64_t>(base_), &dv))
+      return;
     const auto di = static_cast<std::int64_t>(i - first_);
     // A stride past 2^20 (steps like 1e15 apart) is no rule: the product below stays in range.
     if (dv % di == 0 && dv / di <= (std::int64_t{1} << 20) && dv / di >= -(std::int64_t{1} << 20))
