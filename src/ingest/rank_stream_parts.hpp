@@ -46,11 +46,20 @@ enum class Repeat { kDuplicate, kMicroBatches, kRanks };
 template <class StepAt>
 std::int64_t logging_interval(std::size_t n, StepAt step) {
   constexpr std::size_t kMostDistinctRises = 1024;
-  std::map<std::int64_t, std::size_t> rises;
+  // A rise, in uint64: steps are int64 as an event file gives them, and one near INT64_MIN
+  // followed by one near INT64_MAX rises by more than an int64 holds.
+  const auto rise_at = [&step](std::size_t i) {
+    return static_cast<std::uint64_t>(step(i)) - static_cast<std::uint64_t>(step(i - 1));
+  };
+  const auto interval = [](std::uint64_t rise) {
+    constexpr auto kMost = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::min(rise, kMost)));
+  };
+  std::map<std::uint64_t, std::size_t> rises;
   std::size_t count = 0;
   for (std::size_t i = 1; i < n && rises.size() <= kMostDistinctRises; ++i)
     if (step(i) > step(i - 1)) {
-      ++rises[step(i) - step(i - 1)];
+      ++rises[rise_at(i)];
       ++count;
     }
   if (count == 0) return 1;
@@ -58,15 +67,15 @@ std::int64_t logging_interval(std::size_t n, StepAt step) {
     // The rise of rank count / 2 in ascending order, as nth_element would place it.
     std::size_t rank = count / 2;
     for (const auto& [rise, times] : rises) {
-      if (rank < times) return std::max<std::int64_t>(1, rise);
+      if (rank < times) return interval(rise);
       rank -= times;
     }
   }
-  std::vector<std::int64_t> d;
+  std::vector<std::uint64_t> d;
   for (std::size_t i = 1; i < n; ++i)
-    if (step(i) > step(i - 1)) d.push_back(step(i) - step(i - 1));
+    if (step(i) > step(i - 1)) d.push_back(rise_at(i));
   std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-  return std::max<std::int64_t>(1, d[d.size() / 2]);
+  return interval(d[d.size() / 2]);
 }
 
 /// The steps of an incarnation seen at or above a bound that only rises, in order: what

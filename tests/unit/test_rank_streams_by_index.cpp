@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <set>
 #include <vector>
@@ -337,6 +338,12 @@ TEST(RankStreamsByIndex, RecentStepsAnswersAsASetDoes) {
 TEST(RankStreamsByIndex, LoggingIntervalIsTheMedianRise) {
   const std::vector<std::int64_t> by_hand = {10, 20, 30, 5, 15, 25, 100};
   EXPECT_EQ(logging_interval(by_hand.size(), [&](std::size_t i) { return by_hand[i]; }), 10);
+  // Steps at the ends of int64 (an event file's, as given): the one rise, 2^64 - 2, is more than
+  // an int64 holds; the interval is the largest one that does, with no overflow on the way.
+  constexpr std::int64_t kLow = std::numeric_limits<std::int64_t>::min() + 1;
+  constexpr std::int64_t kHigh = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::int64_t> ends = {kLow, kHigh};
+  EXPECT_EQ(logging_interval(ends.size(), [&](std::size_t i) { return ends[i]; }), kHigh);
   std::mt19937 rng(11);
   for (int trial = 0; trial < 60; ++trial) {
     std::vector<std::int64_t> steps;
