@@ -51,7 +51,9 @@ struct Segment {
 
   /// Writes v at i, except that a column no record has used yet stays unallocated. Inlined, so
   /// that a field a log never gives costs a compare, not a call: as a call, its prologue was
-  /// paid for the four phase timers a Megatron line lacks (8% of the Megatron line benchmark).
+  /// paid for the four phase timers a Megatron line lacks (BM_MegatronLines 0.764 ms as a call,
+  /// 0.650 ms inlined: one core, medians of 5 runs alternating with the same base build, which
+  /// took 0.681 and 0.675 ms; 2026-12-07).
   template <class C, class V>
   [[gnu::always_inline]] static void store(C& c, std::size_t i, V v, V fill) {
     bool is_fill = false;

@@ -6,8 +6,8 @@ namespace mfu::detail {
 
 template <class T>
 void NarrowColumn<T>::to_blocks() {
-  const Column<T> rule = std::move(rule_);
-  rule_ = Column<T>(fill_);
+  const Column<T> rule = std::move(whole_);
+  whole_ = Column<T>(fill_);
   form_ = Form::kBlocks;
   const std::size_t n = size_;
   size_ = 0;
@@ -90,7 +90,10 @@ void NarrowColumn<T>::put_wide(std::size_t b, std::size_t i, T v) {
 
 template <class T>
 void NarrowColumn<T>::to_plain() {
-  for (std::size_t i = 0; i < size_; ++i) plain_.put(i, get(i));  // reads the blocks still
+  Column<T> plain(fill_);
+  plain.reserve(reserved_);
+  for (std::size_t i = 0; i < size_; ++i) plain.put(i, get(i));  // reads the blocks still
+  whole_ = std::move(plain);
   offsets_.clear();
   blocks_ = std::vector<Block>();  // not = {}, which keeps the capacity
   wide_ = std::vector<std::vector<T>>();

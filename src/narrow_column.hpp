@@ -38,13 +38,12 @@ class NarrowColumn {
   static constexpr std::size_t kBlock = 4096;
 
   /// `fill`: what unwritten slots read (a missing value).
-  explicit NarrowColumn(T fill) : fill_(fill), rule_(fill), plain_(fill) {}
+  explicit NarrowColumn(T fill) : fill_(fill), whole_(fill) {}
 
   [[nodiscard]] bool active() const { return size_ > 0; }
 
   [[nodiscard]] T get(std::size_t i) const {
-    if (form_ == Form::kRule) return rule_.get(i);
-    if (form_ == Form::kPlain) return plain_.get(i);
+    if (form_ != Form::kBlocks) return whole_.get(i);
     const std::size_t b = i / kBlock;
     if (b >= blocks_.size()) return fill_;
     const Block& k = blocks_[b];
@@ -67,19 +66,16 @@ class NarrowColumn {
         }
       }
       put_rare(i, v);
-    } else if (form_ == Form::kRule) {
-      rule_.put(i, v);
-      if (rule_.dense()) to_blocks();
     } else {
-      plain_.put(i, v);
+      whole_.put(i, v);
+      if (form_ == Form::kRule && whole_.dense()) to_blocks();
     }
   }
 
   /// Values [first, first + n) handed to put(k, value) for k = 0..n-1.
   template <class Put>
   void read(std::size_t first, std::size_t n, Put&& put) const {
-    if (form_ == Form::kRule) return rule_.read(first, n, put);
-    if (form_ == Form::kPlain) return plain_.read(first, n, put);
+    if (form_ != Form::kBlocks) return whole_.read(first, n, put);
     std::size_t k = 0;
     for (std::size_t i = first, end = first + n; i < end;) {
       const std::size_t b = i / kBlock;
@@ -100,8 +96,7 @@ class NarrowColumn {
   /// reading them (Column::uniform): a rule, or blocks of one offset rule that share one base (a
   /// constant's blocks all start from it); nullopt otherwise.
   [[nodiscard]] std::optional<T> uniform(std::size_t n) const {
-    if (form_ == Form::kRule) return rule_.uniform(n);
-    if (form_ == Form::kPlain) return plain_.uniform(n);
+    if (form_ != Form::kBlocks) return whole_.uniform(n);
     const std::optional<std::uint16_t> o = offsets_.uniform(n);
     if (!o || !wide_.empty()) return std::nullopt;
     if (*o == kNone) return fill_;
@@ -116,20 +111,19 @@ class NarrowColumn {
   [[nodiscard]] std::size_t bytes() const {
     std::size_t wide = 0;
     for (const auto& w : wide_) wide += w.capacity() * sizeof(T);
-    return rule_.bytes() + offsets_.bytes() + blocks_.capacity() * sizeof(Block) + wide +
-           plain_.bytes();
+    return whole_.bytes() + offsets_.bytes() + blocks_.capacity() * sizeof(Block) + wide;
   }
-  /// Expects about n values. Not the rule's storage: it is plain only for the moment before the
-  /// values move to blocks, early in the common case (reserved, that moment would fill a whole
-  /// chunk of T for each column of each piece).
+  /// Expects about n values: the hint goes to the blocks' offsets, and to plain storage once the
+  /// column takes it. Not to the rule's: it is plain only for the moment before the values move
+  /// to blocks, early in the common case (reserved, that moment filled a whole chunk of T for
+  /// each column of each piece).
   void reserve(std::size_t n) {
     offsets_.reserve(n);
-    plain_.reserve(n);
+    reserved_ = n;
   }
   void shrink_to_fit() {
-    rule_.shrink_to_fit();
+    whole_.shrink_to_fit();
     offsets_.shrink_to_fit();
-    plain_.shrink_to_fit();
   }
   void clear() { *this = NarrowColumn(fill_); }
   /// Whether values are held in blocks of offsets (the second form).
@@ -189,12 +183,12 @@ class NarrowColumn {
 
   T fill_;
   Form form_ = Form::kRule;
-  Column<T> rule_;
+  Column<T> whole_;  // the values in the first and third forms (empty in the second)
   Column<std::uint16_t> offsets_{kNone};
   std::vector<Block> blocks_;
   std::vector<std::vector<T>> wide_;
-  Column<T> plain_;
-  std::size_t size_ = 0;  // one past the last index written
+  std::size_t reserved_ = 0;  // reserve()'s hint, for plain storage
+  std::size_t size_ = 0;      // one past the last index written
 };
 
 extern template class NarrowColumn<std::int32_t>;
