@@ -3,9 +3,10 @@
 # with the default generator, like the README's main command, so the two can share it); then one
 # clang build (build-san) that serves both the sanitizers and fuzzing: the same suite under
 # AddressSanitizer and UndefinedBehaviorSanitizer, and a short, bounded run of every libFuzzer
-# target (two at a time, one a core). The two builds are most of the run: about 510 s (gcc) and
-# 570 s (clang) on 2 cores, 2026-12-07, before the test code was built at -Og and the sanitizer
-# build's command-line code at -O0; a third for fuzzing alone would add as much again.
+# target (two at a time, one a core). The two builds are most of the run: about 435 s (gcc) and
+# 545 s (clang) on 2 cores, 2026-12-07, before the test code (both builds) and the whole
+# sanitizer build were compiled in unity batches, about 335 and 288 s after; a third build for
+# fuzzing alone would add as much again.
 # Run from the repository root after tools/setup.sh --with-tests.
 set -eu
 JOBS="${JOBS:-2}"

@@ -217,7 +217,7 @@ class ComposerParser : public LineParser {
   bool open_ = false;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_composer(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view t) {
     if (header_at(t) != std::string_view::npos) return 3.0;
     return starts_with(t, "Train time/") || starts_with(t, "Train throughput/") ? 1.0 : 0.0;
@@ -230,7 +230,7 @@ const FormatSpec& composer_format() {
   static const FormatSpec spec{"composer",
                                "MosaicML Composer / llm-foundry '[batch=N/M]:' blocks of "
                                "'Train key: value' metrics",
-                               sniff,
+                               sniff_composer,
                                make_line_parser<ComposerParser>,
                                nullptr,
                                nullptr,

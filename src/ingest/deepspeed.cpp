@@ -435,7 +435,7 @@ class DeepSpeedParser : public LineParser {
   Iteration profiler_;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_deepspeed(std::string_view head, std::string_view) {
   double strong = 0, weak = 0;
   auto count = [&](std::string_view sig, double w, double& into) {
     std::size_t pos = 0;
@@ -478,7 +478,7 @@ const FormatSpec& deepspeed_format() {
   static const FormatSpec spec{
       "deepspeed",
       "DeepSpeed engine timers, GPT-NeoX, DeepSpeed-Chat throughput and RLHF lines, flops profiler",
-      sniff,
+      sniff_deepspeed,
       make_line_parser<DeepSpeedParser>,
       nullptr,
       nullptr,

@@ -157,7 +157,7 @@ class FairseqParser : public LineParser {
   double worst_ratio_ = 0;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_fairseq(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view t) {
     return progress_at(t) != std::string_view::npos ? 3.0 : 0.0;
   });
@@ -169,7 +169,7 @@ const FormatSpec& fairseq_format() {
   static const FormatSpec spec{"fairseq",
                                "fairseq progress lines '| epoch E: N / M loss=..., wps=...' "
                                "(2018, 2019 and hydra's train_inner)",
-                               sniff,
+                               sniff_fairseq,
                                make_line_parser<FairseqParser>,
                                nullptr,
                                nullptr,

@@ -109,7 +109,7 @@ class GenericParser : public LineParser {
 
 /// Evidence: 2 when at least three consecutive lines of the head fit with the same fields
 /// (other lines between them allowed), else nothing. Formats that know their lines score more.
-double sniff(std::string_view head, std::string_view) {
+double sniff_generic(std::string_view head, std::string_view) {
   std::string last;
   int run = 0, best = 0, lines = 0;
   std::size_t pos = 0;
@@ -134,7 +134,7 @@ const FormatSpec& generic_format() {
   static const FormatSpec spec{"generic",
                                "step lines of any framework: a step counter with a time or "
                                "throughput field, matched by name and unit",
-                               sniff,
+                               sniff_generic,
                                make_line_parser<GenericParser>,
                                nullptr,
                                nullptr,

@@ -331,7 +331,7 @@ class HfTrainerParser : public LineParser {
   bool implicit_steps_ = false;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_hf_trainer(std::string_view head, std::string_view) {
   // One dict per line: a pretty-printed trainer_state.json is the document format instead.
   double score = 0;
   std::size_t pos = 0;
@@ -368,7 +368,7 @@ const FormatSpec& hf_trainer_format() {
   static const FormatSpec spec{
       "hf-trainer",
       "Hugging Face Trainer dict lines ({'loss': ...}, train_runtime), ms-swift logging.jsonl",
-      sniff,
+      sniff_hf_trainer,
       make_line_parser<HfTrainerParser>,
       nullptr,
       nullptr,

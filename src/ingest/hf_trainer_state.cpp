@@ -146,7 +146,7 @@ void parse(std::string_view text, RunBuilder& out) {
                agg.step, eval_total > 0 ? " minus the evaluation passes" : ""));
 }
 
-double sniff(std::string_view head, std::string_view filename) {
+double sniff_hf_trainer_state(std::string_view head, std::string_view filename) {
   std::string_view t = trim(head.substr(0, 64));
   if (t.empty() || t.front() != '{') return 0;
   double score = 0;
@@ -169,7 +169,7 @@ double sniff(std::string_view head, std::string_view filename) {
 const FormatSpec& hf_trainer_state_format() {
   static const FormatSpec spec{"hf-trainer-state",
                                "Hugging Face trainer_state.json / all_results.json",
-                               sniff,
+                               sniff_hf_trainer_state,
                                nullptr,
                                parse,
                                nullptr,

@@ -25,7 +25,7 @@ double sniff_bare_array(std::string_view head) {
   return contains(head, "ProfilerStep#") ? 7 : 5;
 }
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_kineto(std::string_view head, std::string_view) {
   if (!contains(head, "\"traceEvents\"")) return sniff_bare_array(head);
   double s = 5;
   if (contains(head, "\"schemaVersion\"")) s += 2;
@@ -46,11 +46,14 @@ void parse(ByteSource& source, RunBuilder& out) {
 }  // namespace
 
 const FormatSpec& kineto_format() {
-  static const FormatSpec spec{
-      "kineto", "PyTorch profiler (Kineto) Chrome-trace JSON, .json or .json.gz",
-      sniff,    nullptr,
-      nullptr,  parse,
-      0,        TimingKind::kPerIteration};
+  static const FormatSpec spec{"kineto",
+                               "PyTorch profiler (Kineto) Chrome-trace JSON, .json or .json.gz",
+                               sniff_kineto,
+                               nullptr,
+                               nullptr,
+                               parse,
+                               0,
+                               TimingKind::kPerIteration};
   return spec;
 }
 

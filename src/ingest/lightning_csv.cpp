@@ -133,7 +133,7 @@ class LightningCsvParser : public LineParser {
       col_batches_ = -1, col_mfu_ = -1, col_flops_ = -1, col_loss_ = -1;
 };
 
-double sniff(std::string_view head, std::string_view filename) {
+double sniff_lightning_csv(std::string_view head, std::string_view filename) {
   const std::size_t nl = head.find('\n');
   std::string_view first = trim(head.substr(0, nl));
   if (first.empty() || first.front() == '{') return 0;
@@ -159,7 +159,7 @@ const FormatSpec& lightning_csv_format() {
   static const FormatSpec spec{
       "lightning-csv",
       "PyTorch Lightning CSVLogger metrics.csv (with ThroughputMonitor columns when present)",
-      sniff,
+      sniff_lightning_csv,
       make_line_parser<LightningCsvParser>,
       nullptr,
       nullptr,

@@ -189,7 +189,7 @@ class LlamaFactoryParser : public LineParser {
   std::uint64_t first_repeat_ = 0;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_llamafactory(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view t) { return llamafactory_line(t) ? 3.0 : 0.0; });
 }
 
@@ -198,7 +198,7 @@ double sniff(std::string_view head, std::string_view) {
 const FormatSpec& llamafactory_format() {
   static const FormatSpec spec{"llamafactory",
                                "LLaMA-Factory trainer_log.jsonl (current_steps, elapsed_time)",
-                               sniff,
+                               sniff_llamafactory,
                                make_line_parser<LlamaFactoryParser>,
                                nullptr,
                                nullptr,

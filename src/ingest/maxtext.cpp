@@ -93,7 +93,7 @@ class MaxTextParser : public LineParser {
   std::vector<double> devices_;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_maxtext(std::string_view head, std::string_view) {
   std::size_t pos = 0;
   int n = 0;
   while ((pos = head.find("completed step:", pos)) != std::string_view::npos && n < 100) {
@@ -107,11 +107,14 @@ double sniff(std::string_view head, std::string_view) {
 }  // namespace
 
 const FormatSpec& maxtext_format() {
-  static const FormatSpec spec{
-      "maxtext", "MaxText 'completed step: N, seconds: X, TFLOP/s/device: ...' lines",
-      sniff,     make_line_parser<MaxTextParser>,
-      nullptr,   nullptr,
-      0,         TimingKind::kPerIteration};
+  static const FormatSpec spec{"maxtext",
+                               "MaxText 'completed step: N, seconds: X, TFLOP/s/device: ...' lines",
+                               sniff_maxtext,
+                               make_line_parser<MaxTextParser>,
+                               nullptr,
+                               nullptr,
+                               0,
+                               TimingKind::kPerIteration};
   return spec;
 }
 

@@ -293,7 +293,7 @@ class MegatronParser : public LineParser {
   double save_start_ts_ = kUnknown;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_megatron(std::string_view head, std::string_view) {
   double score = 0;
   std::size_t pos = 0;
   int iter_lines = 0;
@@ -327,7 +327,7 @@ const FormatSpec& megatron_format() {
   static const FormatSpec spec{
       "megatron",
       "Megatron-LM / Megatron-DeepSpeed / NeMo text logs (iteration lines, arguments, timers)",
-      sniff,
+      sniff_megatron,
       make_line_parser<MegatronParser>,
       nullptr,
       nullptr,

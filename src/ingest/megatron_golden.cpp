@@ -73,7 +73,7 @@ void parse(std::string_view text, RunBuilder& out) {
     out.warn(1, fmt::format("{} iteration-time values are zero or negative and were skipped", bad));
 }
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_megatron_golden(std::string_view head, std::string_view) {
   // A JSON object: the model_config.yaml beside it lists the same metric names.
   if (trim(head).substr(0, 1) != "{") return 0;
   if (contains(head, "\"iteration-time\"") ||
@@ -87,7 +87,7 @@ double sniff(std::string_view head, std::string_view) {
 const FormatSpec& megatron_golden_format() {
   static const FormatSpec spec{"megatron-golden",
                                "Megatron-LM CI golden-values JSON (iteration-time, lm loss)",
-                               sniff,
+                               sniff_megatron_golden,
                                nullptr,
                                parse,
                                nullptr,

@@ -74,7 +74,7 @@ void parse(std::string_view text, RunBuilder& out) {
   }
 }
 
-double sniff(std::string_view head, std::string_view filename) {
+double sniff_metadata(std::string_view head, std::string_view filename) {
   if (contains(head, "\"accelerator_model_name\"") && contains(head, "\"accelerators_per_node\""))
     return 8;
   if (contains(head, "MODEL_ARGS:") && contains(head, "--num-layers")) return 8;
@@ -88,7 +88,7 @@ const FormatSpec& metadata_format() {
   static const FormatSpec spec{
       "metadata",
       "MLPerf system.json or Megatron model_config.yaml (hardware/model only)",
-      sniff,
+      sniff_metadata,
       nullptr,
       parse,
       nullptr,

@@ -234,7 +234,7 @@ class MlperfParser : public LineParser {
   std::vector<Iteration> points_;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_mlperf(std::string_view head, std::string_view) {
   std::size_t pos = 0;
   int n = 0;
   while ((pos = head.find(":::MLLOG", pos)) != std::string_view::npos && n < 100) {
@@ -251,10 +251,14 @@ double sniff(std::string_view head, std::string_view) {
 
 const FormatSpec& mlperf_format() {
   static const FormatSpec spec{
-      "mlperf", "MLPerf Training :::MLLOG result logs (with :::SYSJSON or *_system.json)",
-      sniff,    make_line_parser<MlperfParser>,
-      nullptr,  nullptr,
-      0,        TimingKind::kAveraged};
+      "mlperf",
+      "MLPerf Training :::MLLOG result logs (with :::SYSJSON or *_system.json)",
+      sniff_mlperf,
+      make_line_parser<MlperfParser>,
+      nullptr,
+      nullptr,
+      0,
+      TimingKind::kAveraged};
   return spec;
 }
 

@@ -248,7 +248,7 @@ class NanoGptParser : public LineParser {
   std::size_t pending_eval_ = kNone;  // the evaluation event just printed
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_nanogpt(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view l) {
     const bool nanogpt = starts_with(l, "iter ") && contains(l, ": loss") && contains(l, "time");
     const bool modded = starts_with(l, "step:") && contains(l, "train_time:");
@@ -261,10 +261,14 @@ double sniff(std::string_view head, std::string_view) {
 
 const FormatSpec& nanogpt_format() {
   static const FormatSpec spec{
-      "nanogpt", "nanoGPT 'iter N: loss, time, mfu', llm.c 'step N/M | ...', modded-nanogpt",
-      sniff,     make_line_parser<NanoGptParser>,
-      nullptr,   nullptr,
-      0,         TimingKind::kSampled};
+      "nanogpt",
+      "nanoGPT 'iter N: loss, time, mfu', llm.c 'step N/M | ...', modded-nanogpt",
+      sniff_nanogpt,
+      make_line_parser<NanoGptParser>,
+      nullptr,
+      nullptr,
+      0,
+      TimingKind::kSampled};
   return spec;
 }
 

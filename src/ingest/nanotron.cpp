@@ -123,7 +123,7 @@ class NanotronParser : public LineParser {
   CommonMetaScanner scanner_;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_nanotron(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view l) {
     return iteration_at(l) != std::string_view::npos ? 3.0 : 0.0;
   });
@@ -132,11 +132,14 @@ double sniff(std::string_view head, std::string_view) {
 }  // namespace
 
 const FormatSpec& nanotron_format() {
-  static const FormatSpec spec{
-      "nanotron", "Hugging Face nanotron '[INFO|DP=0|...]: iteration: N / M | ...'",
-      sniff,      make_line_parser<NanotronParser>,
-      nullptr,    nullptr,
-      0,          TimingKind::kSampled};
+  static const FormatSpec spec{"nanotron",
+                               "Hugging Face nanotron '[INFO|DP=0|...]: iteration: N / M | ...'",
+                               sniff_nanotron,
+                               make_line_parser<NanotronParser>,
+                               nullptr,
+                               nullptr,
+                               0,
+                               TimingKind::kSampled};
   return spec;
 }
 

@@ -54,7 +54,7 @@ class NativeCsvParser : public LineParser {
   std::vector<std::string> header_;
 };
 
-double sniff(std::string_view head, std::string_view filename) {
+double sniff_native_csv(std::string_view head, std::string_view filename) {
   const std::size_t nl = head.find('\n');
   const std::string first = to_lower(trim(head.substr(0, nl)));
   if (first.empty() || first.front() == '{') return 0;
@@ -73,7 +73,7 @@ double sniff(std::string_view head, std::string_view filename) {
 const FormatSpec& native_csv_format() {
   static const FormatSpec spec{"native-csv",
                                "mfu native format as CSV (step, time_s, model_flops, ... columns)",
-                               sniff,
+                               sniff_native_csv,
                                make_line_parser<NativeCsvParser>,
                                nullptr,
                                nullptr,

@@ -324,7 +324,7 @@ class NativeJsonlParser : public LineParser {
   KeyMemo memo_;
 };
 
-double sniff(std::string_view head, std::string_view filename) {
+double sniff_native_jsonl(std::string_view head, std::string_view filename) {
   double score = 0;
   std::size_t pos = 0;
   int lines = 0, objects = 0;
@@ -359,7 +359,7 @@ bool record_start(std::string_view line) {
 const FormatSpec& native_jsonl_format() {
   static const FormatSpec spec{"native",
                                "mfu native JSON Lines (meta, step and event lines)",
-                               sniff,
+                               sniff_native_jsonl,
                                make_line_parser<NativeJsonlParser>,
                                nullptr,
                                nullptr,

@@ -144,7 +144,7 @@ class NemoParser : public LineParser {
   double bar_elapsed_s_ = kUnknown, prev_elapsed_s_ = kUnknown;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_nemo(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view t) {
     const bool nemo2 =
         nemo2_line(t) && (contains(t, "global_step") || contains(t, "reduced_train_loss"));
@@ -158,7 +158,7 @@ const FormatSpec& nemo_format() {
   static const FormatSpec spec{"nemo",
                                "NVIDIA NeMo 2 'Training epoch E, iteration I/N | ...' lines and "
                                "NeMo 1 Lightning progress bars",
-                               sniff,
+                               sniff_nemo,
                                make_line_parser<NemoParser>,
                                nullptr,
                                nullptr,

@@ -149,7 +149,7 @@ class OlmoParser : public LineParser {
   double tokens_per_s_per_device_ = kUnknown, last_timestamp_ = kUnknown;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_olmo(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view t) {
     if (header_at(t) != std::string_view::npos && contains(t, ",epoch=")) return 3.0;
     return starts_with(t, "throughput/total_tokens=") ? 1.0 : 0.0;
@@ -160,10 +160,10 @@ double sniff(std::string_view head, std::string_view) {
 
 const FormatSpec& olmo_format() {
   static const FormatSpec spec{
-      "olmo",  "AllenAI OLMo '[step=N/M,epoch=E]' blocks of key=value metrics",
-      sniff,   make_line_parser<OlmoParser>,
-      nullptr, nullptr,
-      0,       TimingKind::kAveraged};
+      "olmo",     "AllenAI OLMo '[step=N/M,epoch=E]' blocks of key=value metrics",
+      sniff_olmo, make_line_parser<OlmoParser>,
+      nullptr,    nullptr,
+      0,          TimingKind::kAveraged};
   return spec;
 }
 

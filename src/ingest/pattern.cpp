@@ -129,17 +129,21 @@ class PatternParser : public LineParser {
   double last_step_ = 0, last_elapsed_ = 0;
 };
 
-double sniff(std::string_view, std::string_view) {
+double sniff_pattern(std::string_view, std::string_view) {
   return 0;  // only when asked for (--pattern)
 }
 
 }  // namespace
 
 const FormatSpec& pattern_format() {
-  static const FormatSpec spec{"pattern", "the user's regular expression with named groups",
-                               sniff,     make_line_parser<PatternParser>,
-                               nullptr,   nullptr,
-                               0,         TimingKind::kSampled};
+  static const FormatSpec spec{"pattern",
+                               "the user's regular expression with named groups",
+                               sniff_pattern,
+                               make_line_parser<PatternParser>,
+                               nullptr,
+                               nullptr,
+                               0,
+                               TimingKind::kSampled};
   return spec;
 }
 

@@ -236,7 +236,7 @@ void parse(ByteSource& src, RunBuilder& out) {
   EventReader(out).read(src);
 }
 
-double sniff(std::string_view head, std::string_view filename) {
+double sniff_tensorboard(std::string_view head, std::string_view filename) {
   if (!looks_like_tfrecord(head)) return 0;
   return contains(filename, "tfevents") ? 20 : 10;
 }
@@ -247,7 +247,7 @@ const FormatSpec& tensorboard_format() {
   static const FormatSpec spec{"tensorboard",
                                "TensorBoard event files (events.out.tfevents.*): TFRecord "
                                "framing, scalar summaries of Megatron-LM, torchtitan, MaxText",
-                               sniff,
+                               sniff_tensorboard,
                                nullptr,
                                nullptr,
                                parse,

@@ -224,7 +224,7 @@ class TorchtitanParser : public LineParser {
   std::uint64_t config_line_ = 0;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_torchtitan(std::string_view head, std::string_view) {
   double score = 0;
   std::size_t pos = 0;
   while ((pos = head.find("step:", pos)) != std::string_view::npos) {
@@ -245,7 +245,7 @@ const FormatSpec& torchtitan_format() {
   static const FormatSpec spec{
       "torchtitan",
       "torchtitan step lines (loss, tps, tflops, mfu), ANSI colours allowed",
-      sniff,
+      sniff_torchtitan,
       make_line_parser<TorchtitanParser>,
       nullptr,
       nullptr,

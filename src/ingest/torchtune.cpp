@@ -260,7 +260,7 @@ class TorchtuneParser : public LineParser {
   std::map<std::int64_t, StepFigures> pending_;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_torchtune(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view t) {
     if (step_line_fields(t) && contains(t, "loss:")) return 3.0;
     return bar_description(t) && parse_bar(t) ? 3.0 : 0.0;
@@ -273,7 +273,7 @@ const FormatSpec& torchtune_format() {
   static const FormatSpec spec{"torchtune",
                                "torchtune 'Step N | loss:X lr:Y ...' metric lines and its "
                                "'epoch|step|Loss: X' progress bar",
-                               sniff,
+                               sniff_torchtune,
                                make_line_parser<TorchtuneParser>,
                                nullptr,
                                nullptr,

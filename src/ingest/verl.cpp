@@ -190,7 +190,7 @@ class VerlParser : public LineParser {
   double max_mfu_ = 0;
 };
 
-double sniff(std::string_view head, std::string_view) {
+double sniff_verl(std::string_view head, std::string_view) {
   return score_lines(head, [](std::string_view t) {
     return fields_at(t) != std::string_view::npos && training_fields(t) ? 3.0 : 0.0;
   });
@@ -200,10 +200,10 @@ double sniff(std::string_view head, std::string_view) {
 
 const FormatSpec& verl_format() {
   static const FormatSpec spec{
-      "verl",  "veRL RL steps 'step:N - key:value - ...' (timing_s/*, perf/*)",
-      sniff,   make_line_parser<VerlParser>,
-      nullptr, nullptr,
-      0,       TimingKind::kPerIteration};
+      "verl",     "veRL RL steps 'step:N - key:value - ...' (timing_s/*, perf/*)",
+      sniff_verl, make_line_parser<VerlParser>,
+      nullptr,    nullptr,
+      0,          TimingKind::kPerIteration};
   return spec;
 }
 

@@ -90,7 +90,7 @@ class WandbCsvParser : public LineParser {
   std::vector<std::string> keys_;
 };
 
-double sniff(std::string_view head, std::string_view filename) {
+double sniff_wandb_csv(std::string_view head, std::string_view filename) {
   const std::string_view first = trim(head.substr(0, head.find('\n')));
   if (first.empty() || first.front() == '{') return 0;
   const auto cols = split_csv(first);
@@ -106,7 +106,7 @@ const FormatSpec& wandb_csv_format() {
   static const FormatSpec spec{"wandb-csv",
                                "Weights & Biases history or chart CSV (_step/_runtime columns, "
                                "or \"Step\",\"<run> - <metric>\")",
-                               sniff,
+                               sniff_wandb_csv,
                                make_line_parser<WandbCsvParser>,
                                nullptr,
                                nullptr,

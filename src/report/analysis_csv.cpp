@@ -10,7 +10,7 @@
 namespace mfu::detail {
 namespace {
 
-std::string cell(double v) {
+std::string csv_cell(double v) {
   return known(v) ? fmt::format("{}", v) : std::string();
 }
 
@@ -33,11 +33,11 @@ void render_analysis_csv(const Analysis& a, const Run& run, std::ostream& out) {
     const Iteration it = run.iterations[i];
     const double n = static_cast<double>(it.count);
     const bool stall = i < a.record_flags.size() && (a.record_flags[i] & kRecordStall);
-    out << fmt::format("{},{},{},{},{},{},{},{}", it.step, it.count, cell(it.time_s * n),
-                       cell(iteration_mfu(a, it)), cell(iteration_tokens(a, it) * n),
-                       cell(iteration_model_flops(a, it) * n), cell(float_digits(it.loss)),
+    out << fmt::format("{},{},{},{},{},{},{},{}", it.step, it.count, csv_cell(it.time_s * n),
+                       csv_cell(iteration_mfu(a, it)), csv_cell(iteration_tokens(a, it) * n),
+                       csv_cell(iteration_model_flops(a, it) * n), csv_cell(float_digits(it.loss)),
                        stall ? 1 : 0);
-    for (Phase p : phases) out << ',' << cell(it.at(p) * n);
+    for (Phase p : phases) out << ',' << csv_cell(it.at(p) * n);
     out << '\n';
   }
 }

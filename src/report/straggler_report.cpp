@@ -13,7 +13,7 @@
 namespace mfu {
 namespace {
 
-std::string change(double now, double then) {
+std::string change_from_now(double now, double then) {
   return now > 0 ? fmt::format("{:+.1f}%", (then / now - 1) * 100) : std::string("-");
 }
 
@@ -50,7 +50,7 @@ void render_no_stragglers(const StragglerProjection& p, const std::optional<doub
       << (md ? "\n" : "");
   out << fmt::format("{}step time  {} now, {} without stragglers ({})\n", md ? "- " : "  ",
                      format_duration(p.now_s), format_duration(p.projected_s),
-                     change(p.now_s, p.projected_s));
+                     change_from_now(p.now_s, p.projected_s));
   if (mfu_steady && p.projected_s > 0)
     out << fmt::format("{}MFU        {} now, {} without stragglers\n", md ? "- " : "  ",
                        format_percent(*mfu_steady),

@@ -61,7 +61,7 @@ std::string opt_dur(const std::optional<double>& v) {
   return v ? format_duration(*v) : "-";
 }
 
-std::string change(double before, double after) {
+std::string change_text(double before, double after) {
   if (!std::isfinite(before) || !std::isfinite(after) || before == 0) return "";
   const double r = after / before - 1.0;
   if (std::fabs(r) < 5e-4) return "=";
@@ -133,7 +133,7 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
       << "\n\n";
   std::vector<Row> rows{{"", "measured", "projected", "change"}};
   rows.push_back({"step time (steady mean)", format_duration(m.step_time_s),
-                  format_duration(q.step_time_s), change(m.step_time_s, q.step_time_s)});
+                  format_duration(q.step_time_s), change_text(m.step_time_s, q.step_time_s)});
   if (m.mfu || q.mfu)
     rows.push_back({"MFU (steady step)", opt_pct(m.mfu), opt_pct(q.mfu), change_pp(m.mfu, q.mfu)});
   if (m.mfu_run || q.mfu_run)
@@ -141,9 +141,9 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
                     change_pp(m.mfu_run, q.mfu_run)});
   if (m.tokens_per_s && q.tokens_per_s)
     rows.push_back({"tokens/s", format_count(*m.tokens_per_s), format_count(*q.tokens_per_s),
-                    change(*m.tokens_per_s, *q.tokens_per_s)});
+                    change_text(*m.tokens_per_s, *q.tokens_per_s)});
   rows.push_back({"wall time of the logged run", format_duration(m.wall_time_s),
-                  format_duration(q.wall_time_s), change(m.wall_time_s, q.wall_time_s)});
+                  format_duration(q.wall_time_s), change_text(m.wall_time_s, q.wall_time_s)});
   if (std::isfinite(m.gpus) || std::isfinite(q.gpus))
     rows.push_back({"GPUs", format_number(m.gpus, 6), format_number(q.gpus, 6), ""});
   if (m.gpu != q.gpu || m.peak_flops_per_gpu != q.peak_flops_per_gpu)
@@ -152,14 +152,14 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
   if (m.train_time_s || q.train_time_s)
     rows.push_back(
         {"time to train", opt_dur(m.train_time_s), opt_dur(q.train_time_s),
-         m.train_time_s && q.train_time_s ? change(*m.train_time_s, *q.train_time_s) : ""});
+         m.train_time_s && q.train_time_s ? change_text(*m.train_time_s, *q.train_time_s) : ""});
   if (m.gpu_hours && q.gpu_hours)
     rows.push_back({m.train_time_s ? "GPU time to train" : "GPU time",
                     format_gpu_time(*m.gpu_hours), format_gpu_time(*q.gpu_hours),
-                    change(*m.gpu_hours, *q.gpu_hours)});
+                    change_text(*m.gpu_hours, *q.gpu_hours)});
   if (m.cost && q.cost)
     rows.push_back(
-        {"cost", format_money(*m.cost), format_money(*q.cost), change(*m.cost, *q.cost)});
+        {"cost", format_money(*m.cost), format_money(*q.cost), change_text(*m.cost, *q.cost)});
   print_table(rows, format, out);
 
   text_lines("changes", p.explanations, format, out);
@@ -174,7 +174,7 @@ void render_projection(const Projection& p, const std::string& title, OutputForm
     };
     const double x = get(m.step), y = get(q.step);
     if (x <= 0 && y <= 0) continue;
-    split.push_back({info.label, format_duration(x), format_duration(y), change(x, y)});
+    split.push_back({info.label, format_duration(x), format_duration(y), change_text(x, y)});
   }
   print_table(split, format, out);
   text_lines("notes", p.notes, format, out);

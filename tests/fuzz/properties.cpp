@@ -20,10 +20,6 @@
 namespace mfu::fuzz {
 namespace {
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw PropertyViolation(what);
-}
-
 bool same(double a, double b) {
   return a == b || (std::isnan(a) && std::isnan(b));
 }

@@ -13,6 +13,11 @@ struct PropertyViolation : std::logic_error {
   using std::logic_error::logic_error;
 };
 
+/// Throws PropertyViolation(`what`) unless `ok`.
+inline void require(bool ok, const std::string& what) {
+  if (!ok) throw PropertyViolation(what);
+}
+
 /// Ingests `data` as `format` ("" = detect); checks the run's invariants; analyzes it with a
 /// known peak and GPU count and checks the waterfall adds up and MFU is within 0..1; and, for
 /// the native formats, that writing the run as native JSON Lines and reading it back gives the

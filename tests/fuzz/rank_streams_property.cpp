@@ -13,10 +13,6 @@
 namespace mfu::fuzz {
 namespace {
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw PropertyViolation(what);
-}
-
 bool same_bits(double a, double b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }

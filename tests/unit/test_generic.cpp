@@ -10,7 +10,7 @@
 namespace mfu {
 namespace {
 
-mfu::Run read(const std::string& name, const IngestOptions& o = {}) {
+mfu::Run read_test_data(const std::string& name, const IngestOptions& o = {}) {
   return ingest({test::test_data(name).string()}, o);
 }
 
@@ -19,7 +19,7 @@ mfu::Run read(const std::string& name, const IngestOptions& o = {}) {
 // tokens of a step = 28,590 x 73.352 = 2,097,134 and 72,759 x 28.823 = 2,097,133: the same
 // 2^21 = 2,097,152 tokens every step (within 0.01%), a check the lines make of themselves.
 TEST(GenericReader, ReadsKeyValueStepLines) {
-  const mfu::Run r = read("generic_pithtrain_pr7_steps.log");
+  const mfu::Run r = read_test_data("generic_pithtrain_pr7_steps.log");
   EXPECT_EQ(r.format, "generic");
   ASSERT_EQ(r.iterations.size(), 5u);
   EXPECT_EQ(r.iterations[0].step, 1);
@@ -36,7 +36,7 @@ TEST(GenericReader, ReadsKeyValueStepLines) {
 // seconds/step, 0.09 examples/second" every 10 steps: step 0 takes 5.59 s, the next two ten-step
 // intervals 920.9 s and 919.3 s (1845.79 s in all).
 TEST(GenericReader, ReadsValueUnitFields) {
-  const mfu::Run r = read("generic_psenet_issue16_steps.log");
+  const mfu::Run r = read_test_data("generic_psenet_issue16_steps.log");
   EXPECT_EQ(r.format, "generic");
   ASSERT_EQ(r.iterations.size(), 3u);
   EXPECT_EQ(r.iterations[2].step, 20);
@@ -51,13 +51,13 @@ TEST(GenericReader, ReadsValueUnitFields) {
 // lines' timestamps: 54.110 s and 54.455 s per 100 batches; and 92.568 s per 300 batches, which
 // is the "Time cost=92.57" the gluon-nlp line prints for its interval.
 TEST(GenericReader, TimesRateLinesByTheirTimestamps) {
-  const mfu::Run dff = read("generic_mxnet_speedometer_dff_issue62.log");
+  const mfu::Run dff = read_test_data("generic_mxnet_speedometer_dff_issue62.log");
   EXPECT_EQ(dff.format, "generic");
   ASSERT_EQ(dff.iterations.size(), 3u);
   EXPECT_EQ(dff.iterations[1].step, 44000);
   EXPECT_NEAR(dff.iterations[1].time_s, 54.110 / 100, 1e-6);
   EXPECT_NEAR(dff.iterations[2].time_s, 54.455 / 100, 1e-6);
-  const mfu::Run g = read("generic_gluonnlp_pr1261_batches.log");
+  const mfu::Run g = read_test_data("generic_gluonnlp_pr1261_batches.log");
   EXPECT_EQ(g.format, "generic");
   ASSERT_EQ(g.iterations.size(), 6u);
   EXPECT_EQ(g.iterations[1].count, 300u);
@@ -67,7 +67,7 @@ TEST(GenericReader, TimesRateLinesByTheirTimestamps) {
 // Two lines are not enough to choose the generic reader (it needs three that agree), and the
 // logs of every known framework are read by their own parser, not by it.
 TEST(GenericReader, IsNeverChosenOverAKnownFormatOrOnTooFewLines) {
-  EXPECT_THROW(read("pattern_opennmt_locomotive_issue35.log"), Error);
+  EXPECT_THROW(read_test_data("pattern_opennmt_locomotive_issue35.log"), Error);
   for (const char* known_log :
        {"megatron_lm_issue756.log", "torchtitan_excerpt.log", "nanogpt_mfu.log",
         "deepspeed_gptneox.log", "maxtext_steps.log", "nemo2_bionemo_steps.log",
@@ -75,7 +75,7 @@ TEST(GenericReader, IsNeverChosenOverAKnownFormatOrOnTooFewLines) {
         "verl_issue1208_gh200_step2.log", "fairseq_issue301_legacy2018.log",
         "llama2c_tinystories_mps.log", "llama2c_modded_llama2_issue10.log", "hf_loss_dicts.log",
         "deepspeed_issue1825_notebook_steps.log"}) {
-    const mfu::Run r = read(known_log);
+    const mfu::Run r = read_test_data(known_log);
     EXPECT_NE(r.format, "generic") << known_log;
   }
 }
@@ -88,7 +88,7 @@ TEST(PatternReader, ReadsNamedGroups) {
   o.format = "pattern";
   o.pattern =
       R"(Step (?<step>\d+)/\d+;.*; (?<tokens_per_s>\d+)/\d+ tok/s;\s+(?<elapsed_s>\d+) sec;)";
-  const mfu::Run r = read("pattern_opennmt_locomotive_issue35.log", o);
+  const mfu::Run r = read_test_data("pattern_opennmt_locomotive_issue35.log", o);
   EXPECT_EQ(r.format, "pattern");
   ASSERT_EQ(r.iterations.size(), 2u);
   EXPECT_EQ(r.iterations[0].count, 400u);
@@ -103,7 +103,7 @@ TEST(PatternReader, AnEmptyGroupIsAbsent) {
   IngestOptions o;
   o.format = "pattern";
   o.pattern = R"(Step (?<step>\d+)/\d+;(?<loss>[\d.]*))";
-  const mfu::Run r = read("pattern_opennmt_locomotive_issue35.log", o);
+  const mfu::Run r = read_test_data("pattern_opennmt_locomotive_issue35.log", o);
   ASSERT_EQ(r.iterations.size(), 2u);
   EXPECT_FALSE(known(r.iterations[0].loss));
 }
@@ -112,11 +112,13 @@ TEST(PatternReader, RefusesPatternsItCannotUse) {
   IngestOptions o;
   o.format = "pattern";
   o.pattern = R"(Step \d+ (?<time_s>[\d.]+))";
-  EXPECT_THROW(read("pattern_opennmt_locomotive_issue35.log", o), Error);  // no step group
+  EXPECT_THROW(read_test_data("pattern_opennmt_locomotive_issue35.log", o),
+               Error);  // no step group
   o.pattern = R"(Step (?<step>\d+) (?<speed>[\d.]+))";
-  EXPECT_THROW(read("pattern_opennmt_locomotive_issue35.log", o), Error);  // unknown group
+  EXPECT_THROW(read_test_data("pattern_opennmt_locomotive_issue35.log", o),
+               Error);  // unknown group
   o.pattern = R"(Step (?<step>\d+)[)";
-  EXPECT_THROW(read("pattern_opennmt_locomotive_issue35.log", o), Error);  // not a regex
+  EXPECT_THROW(read_test_data("pattern_opennmt_locomotive_issue35.log", o), Error);  // not a regex
 }
 
 }  // namespace

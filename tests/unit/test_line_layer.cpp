@@ -239,7 +239,7 @@ std::string with_prefix(const std::string& text, const PrefixKind& kind) {
   return out;
 }
 
-bool same(double a, double b) {
+bool nearly_same(double a, double b) {
   return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a));
 }
 
@@ -255,14 +255,14 @@ void expect_same_run(const Run& base, const Run& got, const PrefixKind& kind, bo
     EXPECT_EQ(b.line, a.line) << "record " << i;
     // A dated prefix may give time to records that had none; times the log prints stay.
     if (!(kind.dated && (std::isnan(a.time_s) || clocked))) {
-      EXPECT_TRUE(same(b.time_s, a.time_s)) << i;
+      EXPECT_TRUE(nearly_same(b.time_s, a.time_s)) << i;
     }
-    EXPECT_TRUE(same(b.tokens, a.tokens)) << "record " << i;
-    EXPECT_TRUE(same(b.loss, a.loss)) << "record " << i;
-    EXPECT_TRUE(same(b.model_flops, a.model_flops)) << "record " << i;
-    EXPECT_TRUE(same(b.reported_mfu, a.reported_mfu)) << "record " << i;
+    EXPECT_TRUE(nearly_same(b.tokens, a.tokens)) << "record " << i;
+    EXPECT_TRUE(nearly_same(b.loss, a.loss)) << "record " << i;
+    EXPECT_TRUE(nearly_same(b.model_flops, a.model_flops)) << "record " << i;
+    EXPECT_TRUE(nearly_same(b.reported_mfu, a.reported_mfu)) << "record " << i;
     for (std::size_t p = 0; p < kPhaseCount; ++p)
-      EXPECT_TRUE(same(b.phase[p], a.phase[p])) << "record " << i << " phase " << p;
+      EXPECT_TRUE(nearly_same(b.phase[p], a.phase[p])) << "record " << i << " phase " << p;
     if (kind.rank >= 0 && a.rank < 0) {
       EXPECT_EQ(b.rank, kind.rank) << "record " << i;
     }

@@ -41,7 +41,7 @@ constexpr const char* kMeta = R"({"type":"meta","gpu":"h100-sxm","gpus":8,"dtype
 constexpr const char* kRestart = R"({"type":"event","kind":"restart"})"
                                  "\n";
 
-std::string log_of(const std::vector<Line>& lines) {
+std::string restart_log_of(const std::vector<Line>& lines) {
   std::string text = kMeta;
   for (const auto& l : lines) text += record(l);
   return text;
@@ -84,7 +84,7 @@ void expect_copy_reads_back(const Run& run) {
 // untagged stream, 49, 149, 99 has a logging interval of 100, and 99 would pass for a line
 // swapped with 149 (49, 99, 149) without the mark.
 TEST(RestartMarks, ACopyKeepsARestartThatLooksLikeASwappedLine) {
-  const mfu::Run run = ingest_text(log_of({{5, 149}, {5, 99}, {-1, 49}}), "ranks.jsonl");
+  const mfu::Run run = ingest_text(restart_log_of({{5, 149}, {5, 99}, {-1, 49}}), "ranks.jsonl");
   EXPECT_EQ(test::steps_of(run), (std::vector<std::int64_t>{49, 149, 99}));
   EXPECT_EQ(run.restarts_at, (std::vector<std::size_t>{2}));
   expect_copy_reads_back(run);
@@ -216,7 +216,7 @@ std::string random_log(std::mt19937& rng) {
       more = more || next[r] < per_rank[r].size();
     }
   }
-  return log_of(lines);
+  return restart_log_of(lines);
 }
 
 // 2,000 generated jobs, read, copied and read back: the copy gives the same records in the
@@ -394,7 +394,7 @@ TEST(RestartMarks, AMergeWarnsOnceAtTheFileOfARestartOrAJump) {
     std::vector<Line> lines;
     for (const std::int64_t s : c.steps) lines.push_back({-1, s});
     const std::string a = temp_log("first.jsonl", first),
-                      b = temp_log("second.jsonl", log_of(lines));
+                      b = temp_log("second.jsonl", restart_log_of(lines));
     const mfu::Run merged = ingest({a, b}, IngestOptions{});
     std::filesystem::remove(a);
     std::filesystem::remove(b);
