@@ -45,7 +45,7 @@ struct Segment {
   Column<float> loss{kNaNf};
   // FLOPs as a native log prints them, 7 significant digits ("2.500439e+16"), are digits too.
   DecimalColumn model_flops{DecimalColumn::kLeastScale};
-  Column<double> reported_flops{kUnknown};
+  DecimalColumn reported_flops{0, 1e12};  // most parsers read TFLOP/s and multiply by 10^12
   Column<float> reported_mfu{kNaNf};
   std::array<DecimalColumn, kPhaseCount> phase;
 

@@ -198,6 +198,10 @@ Iteration record(std::size_t k, double noise, std::mt19937_64& rng) {
   it.time_s = 0.5 + u(rng);             // no rule: plain storage at once
   it.loss = broken() ? kUnknown : 2.5;
   it.model_flops = 1.5e15;
+  // TFLOP/s with one decimal times 10^12, as parsers give them (a column with a unit), unless
+  // broken (no such decimal: the column turns into doubles).
+  it.reported_flops_per_gpu =
+      broken() ? 1e15 / 3 : static_cast<double>(100 + rng() % 9900) / 10 * 1e12;
   it.at(Phase::kComm) = broken() ? 0.1 * u(rng) : 0.05;
   if (k % 7 == 0) it.at(Phase::kData) = 0.01;
   // Columns of decimals as logs print them: 3 decimals, then 6 (the column moves to the finer
