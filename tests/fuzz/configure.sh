@@ -4,8 +4,8 @@
 # targets on, -O1 with line tables (what libFuzzer recommends; fast to compile); the command-line
 # code alone at -O0 (see CMakeLists.txt); every target in unity batches of 8 files, which took
 # this build from 545 to 288 s on 2 cores (2026-12-07: ASan's code for the templates every file
-# instantiates is generated once a batch). The gcc build keeps the library and command-line code
-# one file at a time, so each of their files is still compiled on its own, as users build them.
+# instantiates is generated once a batch). The gcc build keeps the library one file at a time,
+# so each of its files is still compiled on its own, as users build them.
 #
 #   tests/fuzz/configure.sh BUILD_DIR
 set -eu
