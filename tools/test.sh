@@ -5,8 +5,8 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer, and a short, bounded run of every libFuzzer
 # target (two at a time, one a core). The two builds are most of the run: about 435 s (gcc) and
 # 545 s (clang) on 2 cores, 2026-12-07, before the test code (both builds) and the whole
-# sanitizer build were compiled in unity batches, about 335 and 288 s after; a third build for
-# fuzzing alone would add as much again.
+# sanitizer build were compiled in unity batches, about 320 and 288 s after (the command-line
+# code is batched in both); a third build for fuzzing alone would add as much again.
 # Run from the repository root after tools/setup.sh --with-tests.
 set -eu
 JOBS="${JOBS:-2}"
