@@ -18,13 +18,14 @@ class LineFeed {
   LineFeed(const FormatSpec& spec, LineParser& parser, RunBuilder& out)
       : raw_(spec.raw_lines), parser_(parser), out_(out) {}
 
-  void line(std::string_view raw, std::uint64_t number) {
+  /// `may_have_escape` false: the line certainly holds no escape byte (the reader knows).
+  void line(std::string_view raw, std::uint64_t number, bool may_have_escape = true) {
     if (raw_) {
       out_.set_line(number, LineAttrs{});
       parser_.line(raw, number);
       return;
     }
-    const PeeledLine p = peeler_.peel(raw, number);
+    const PeeledLine p = peeler_.peel(raw, number, may_have_escape);
     out_.set_line(number, p.attrs);
     parser_.line(p.body, number);
   }
@@ -32,7 +33,7 @@ class LineFeed {
   /// Every remaining line of `reader`.
   void all(LineReader& reader) {
     std::string_view l;
-    while (reader.next(l)) line(l, reader.line_number());
+    while (reader.next(l)) line(l, reader.line_number(), reader.may_have_escape());
   }
 
  private:

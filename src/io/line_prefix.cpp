@@ -308,9 +308,9 @@ void strip_escapes(std::string_view s, std::string& out) {
 
 }  // namespace
 
-PeeledLine LinePeeler::peel(std::string_view raw, std::uint64_t number) {
+PeeledLine LinePeeler::peel(std::string_view raw, std::uint64_t number, bool may_have_escape) {
   if (raw.size() >= 3 && raw.substr(0, 3) == "\xEF\xBB\xBF") raw.remove_prefix(3);
-  if (raw.find('\x1b') != std::string_view::npos) {
+  if (may_have_escape && raw.find('\x1b') != std::string_view::npos) {
     strip_escapes(raw, scratch_);
     const std::size_t n = scratch_.size();
     scratch_.append(kBodyPadding, '\0');  // a body stays safe for simdjson's padded reads

@@ -71,8 +71,9 @@ class LinePeeler {
  public:
   /// The body is valid until the next call (it may point into the peeler's own buffer).
   /// `number` is the physical line's: the \r segments of one line (tqdm redrawing) share the
-  /// prefixes that stood before its first segment.
-  PeeledLine peel(std::string_view raw, std::uint64_t number = 0);
+  /// prefixes that stood before its first segment. `may_have_escape` false: the caller knows
+  /// the line holds no escape byte (LineReader::may_have_escape), and it is not searched.
+  PeeledLine peel(std::string_view raw, std::uint64_t number = 0, bool may_have_escape = true);
 
  private:
   std::string scratch_;

@@ -19,8 +19,22 @@ LineReader::LineReader(ByteSource& source, std::size_t max_line)
   buf_.resize(std::max<std::size_t>(first, 4096) + kLinePadding);
 }
 
+bool LineReader::NextByte::in(const char* buf, std::size_t from, std::size_t to, std::size_t end) {
+  // Search again when the byte found is behind the line, or when none was found in what was
+  // searched and the line reaches past it.
+  if (at < from || (at == scanned && scanned < to)) {
+    const std::size_t start = std::max(from, at < from ? from : scanned);
+    const void* p = std::memchr(buf + start, byte, end - start);
+    at = p != nullptr ? static_cast<std::size_t>(static_cast<const char*>(p) - buf) : end;
+    scanned = end;
+  }
+  return at < to;
+}
+
 bool LineReader::fill() {
   if (eof_) return false;
+  next_cr_.reset();  // the buffer moves or grows: its positions are searched again
+  next_escape_.reset();
   // Move the partial line to the front, grow the buffer if a line is longer than it.
   if (begin_ > 0) {
     std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
@@ -94,7 +108,9 @@ bool LineReader::next(std::string_view& line) {
       std::string_view phys;
       if (!next_physical(phys)) return false;
       if (!phys.empty() && phys.back() == '\r') phys.remove_suffix(1);
-      if (phys.find('\r') == std::string_view::npos) {
+      const auto from = static_cast<std::size_t>(phys.data() - buf_.data());
+      line_has_escape_ = next_escape_.in(buf_.data(), from, from + phys.size(), end_);
+      if (!next_cr_.in(buf_.data(), from, from + phys.size(), end_)) {
         line = phys;
         return true;
       }

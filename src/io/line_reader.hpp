@@ -33,8 +33,24 @@ class LineReader {
   [[nodiscard]] std::uint64_t first_oversized_line() const { return first_oversized_; }
   /// True when the input did not end with a newline (a cut-off last line).
   [[nodiscard]] bool unterminated_last_line() const { return unterminated_; }
+  /// Whether the line last returned may hold an escape byte (0x1B: ANSI colours); false only
+  /// when it certainly holds none, so a line cleaner can skip its own search.
+  [[nodiscard]] bool may_have_escape() const { return line_has_escape_; }
 
  private:
+  /// Where the next copy of one byte is in the buffer. It is looked for once over all that is
+  /// buffered and kept until a line passes it: carriage returns and escape bytes are rare, and
+  /// a search of every line for each was two library calls a line (5% of reading a native log).
+  struct NextByte {
+    char byte;
+    std::size_t at = 0;       ///< index of the byte, or == scanned when none before `scanned`
+    std::size_t scanned = 0;  ///< where the last search stopped (the end of the buffered bytes)
+    /// Whether the byte is in buf[from, to), to <= end; `from` never goes back between calls
+    /// (reset() after the buffer moves).
+    bool in(const char* buf, std::size_t from, std::size_t to, std::size_t end);
+    void reset() { at = scanned = 0; }
+  };
+
   bool fill();
   bool next_physical(std::string_view& line);
 
@@ -51,6 +67,9 @@ class LineReader {
   bool unterminated_ = false;
   std::string_view pending_;  // remaining \r segments of the current physical line
   bool has_pending_ = false;
+  NextByte next_cr_{'\r'};
+  NextByte next_escape_{'\x1b'};
+  bool line_has_escape_ = true;
 };
 
 }  // namespace mfu::detail

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <random>
 
 #include "gzip_bytes.hpp"
 #include "io/line_reader.hpp"
@@ -95,6 +96,86 @@ TEST(LineReader, CarriageReturnsSplitSegmentsWithTheSameLineNumber) {
   EXPECT_EQ(got[2], (std::pair<std::string, std::uint64_t>{"c", 2}));
   EXPECT_EQ(got[3], (std::pair<std::string, std::uint64_t>{"d", 3}));
   EXPECT_TRUE(reader.unterminated_last_line());
+}
+
+/// Hands out at most `chunk` bytes a read, with no size hint: the reader refills (and moves
+/// its buffer) many times within a text, as it does on a pipe.
+class TrickleSource : public detail::ByteSource {
+ public:
+  TrickleSource(std::string text, std::size_t chunk) : text_(std::move(text)), chunk_(chunk) {}
+  std::size_t read(char* buf, std::size_t n) override {
+    const std::size_t k = std::min({n, chunk_, text_.size() - pos_});
+    std::copy_n(text_.data() + pos_, k, buf);
+    pos_ += k;
+    return k;
+  }
+
+ private:
+  std::string text_;
+  std::size_t chunk_;
+  std::size_t pos_ = 0;
+};
+
+struct Segment {
+  std::string text;
+  std::uint64_t line = 0;
+  bool escape = false;  ///< the physical line holds an escape byte
+  bool operator==(const Segment&) const = default;
+};
+
+/// The segments a reader must return, computed the plain way: split at '\n', drop one
+/// trailing '\r', split the rest at '\r' (empty segments dropped unless the line is empty).
+std::vector<Segment> reference_segments(const std::string& text) {
+  std::vector<Segment> out;
+  std::uint64_t number = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const bool escape = line.find('\x1b') != std::string::npos;
+    if (line.find('\r') == std::string::npos) {
+      out.push_back({line, number, escape});
+      continue;
+    }
+    for (std::size_t from = 0;;) {
+      const std::size_t cr = line.find('\r', from);
+      const std::string seg = line.substr(from, cr == std::string::npos ? cr : cr - from);
+      if (!seg.empty() || cr == std::string::npos) out.push_back({seg, number, escape});
+      if (cr == std::string::npos) break;
+      from = cr + 1;
+    }
+  }
+  return out;
+}
+
+// The reader finds carriage returns and escape bytes with one search kept across lines
+// (LineReader::NextByte), not a search a line. Generated texts put them anywhere: several on a
+// line, at its start and end, across the reader's refills, none for long stretches; every
+// segment, line number and escape flag must be what the plain splitter above says.
+TEST(LineReader, CarriageReturnsAndEscapesFoundOnceMatchAPlainSplit) {
+  std::mt19937 rng(17);
+  const char alphabet[] = {'a', 'b', '{', '"', '1', ' ', '\r', '\x1b', '\n'};
+  for (int trial = 0; trial < 300; ++trial) {
+    // Rare special bytes in some texts, frequent in others.
+    const int rare = std::uniform_int_distribution<int>(2, 400)(rng);
+    std::string text;
+    const std::size_t n = std::uniform_int_distribution<std::size_t>(0, 3000)(rng);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int pick = std::uniform_int_distribution<int>(0, rare)(rng);
+      text += pick < 3 ? alphabet[6 + pick] : alphabet[static_cast<std::size_t>(pick) % 6];
+    }
+    const std::size_t chunk = std::uniform_int_distribution<std::size_t>(1, 700)(rng);
+    TrickleSource src(text, chunk);
+    detail::LineReader reader(src);
+    std::vector<Segment> got;
+    std::string_view line;
+    while (reader.next(line))
+      got.push_back({std::string(line), reader.line_number(), reader.may_have_escape()});
+    ASSERT_EQ(got, reference_segments(text)) << "trial " << trial << ", reads of " << chunk;
+  }
 }
 
 TEST(Inputs, ADirectoryOfPerRankLogsIsMergedByStep) {
