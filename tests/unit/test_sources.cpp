@@ -124,7 +124,8 @@ struct Segment {
 };
 
 /// The segments a reader must return, computed the plain way: split at '\n', drop one
-/// trailing '\r', split the rest at '\r' (empty segments dropped unless the line is empty).
+/// trailing '\r', split the rest at '\r' (an empty segment before a '\r' is dropped; the
+/// last one is kept, empty or not).
 std::vector<Segment> reference_segments(const std::string& text) {
   std::vector<Segment> out;
   std::uint64_t number = 0;
