@@ -165,7 +165,7 @@ void NativeRecord::number(const NativeKey& k, std::string_view key, double value
       return;
     case T::kDuration: ev_.duration_s = value * k.scale; return;
     case T::kPhase: it_.at(k.phase) = value * k.scale; return;
-    case T::kOther: meta_numbers_.emplace_back(key, value); return;
+    case T::kOther: meta_numbers_.push_back({key, value, {}}); return;
   }
 }
 
@@ -217,12 +217,15 @@ void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
   const bool meta_like = !has_step_ && kind_ == Kind::kIteration && !known(it_.time_s) &&
                          (!meta_texts_.empty() ||
                           std::any_of(meta_numbers_.begin(), meta_numbers_.end(),
-                                      [](const auto& kv) { return is_meta_number_key(kv.first); }));
+                                      [](const auto& n) { return is_meta_number_key(n.key); }));
   if (kind_ == Kind::kMeta || meta_like) {
     // The first meta line's values stand (the same rule in the streaming and the parallel
     // reader); a later, different value is a warning naming both lines.
-    for (const auto& [k, v] : meta_numbers_)
-      if (std::isfinite(v)) out.meta_first(k == "world_size" ? "gpus" : std::string(k), v, line);
+    for (const OtherNumber& n : meta_numbers_) {
+      const double v = n.text.empty() ? n.value : parse_double(n.text).value_or(kUnknown);
+      if (std::isfinite(v))
+        out.meta_first(n.key == "world_size" ? "gpus" : std::string(n.key), v, line);
+    }
     for (const auto& [k, v] : meta_texts_)
       if (!v.empty()) out.meta_first(k, v, line);
     // A meta line's time is a time the log covers (printed at the start or the end of the job).

@@ -48,6 +48,12 @@ class NativeRecord {
   void number(std::string_view key, double value) { number(resolve_number_key(key), key, value); }
   /// `k` is resolve_number_key(key).
   void number(const NativeKey& k, std::string_view key, double value);
+  /// A number under a key that is no field (`k.target` is kOther), as its text: it counts only
+  /// on a meta line, so it is read at emit() and only there. `text` is a number that
+  /// fast_from_chars reads whole, and stays valid until emit(), like the key.
+  void other_number_text(std::string_view key, std::string_view text) {
+    meta_numbers_.push_back({key, 0.0, text});
+  }
   void text(std::string_view key, std::string value);
   /// A key inside "phases": forward_s, comm_ms, ...
   void phase(std::string_view key, double value) { phase(resolve_phase_key(key), value); }
@@ -65,7 +71,13 @@ class NativeRecord {
   Iteration it_;
   Event ev_;
   std::string event_kind_;
-  std::vector<std::pair<std::string_view, double>> meta_numbers_;
+  /// Numbers under keys that are no field, in the line's order (the first of a key stands).
+  struct OtherNumber {
+    std::string_view key;
+    double value = 0;
+    std::string_view text;  ///< when not empty, the value is still this text
+  };
+  std::vector<OtherNumber> meta_numbers_;
   std::vector<std::pair<std::string, std::string>> meta_texts_;
   std::string bad_;  // first invalid value, for the diagnostic
 };

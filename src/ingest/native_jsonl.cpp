@@ -125,6 +125,45 @@ class KeyMemo {
   std::vector<Slot> slots_;
 };
 
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+/// The end of the JSON number at p (RFC 8259 section 6) when it is a plain one, which
+/// fast_from_chars reads whole and to a finite double: at most 19 digits and an exponent of
+/// at most two digits (below 10^119 in magnitude: no overflow, no underflow to zero); null for
+/// anything else (the caller parses it), also when a number character follows ("0123", "1.5.2":
+/// what the parse does with those stays its own).
+const char* plain_number_end(const char* p, const char* end) {
+  const char* const first = p;
+  if (p < end && *p == '-') ++p;
+  const char* const digits_from = p;
+  if (p < end && *p == '0') {
+    ++p;
+  } else {
+    while (p < end && is_digit(*p)) ++p;
+    if (p == digits_from) return nullptr;
+  }
+  std::ptrdiff_t digits = p - digits_from;
+  if (p < end && *p == '.') {
+    const char* const frac = ++p;
+    while (p < end && is_digit(*p)) ++p;
+    if (p == frac) return nullptr;
+    digits += p - frac;
+  }
+  if (digits > 19) return nullptr;
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p < end && (*p == '+' || *p == '-')) ++p;
+    const char* const exp = p;
+    while (p < end && is_digit(*p)) ++p;
+    if (p == exp || p - exp > 2) return nullptr;
+  }
+  if (p < end && (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-'))
+    return nullptr;
+  return p == first ? nullptr : p;
+}
+
 /// The fast path for the common line: one flat object of numbers and plain strings, with at
 /// most one nested "phases"/"timers" object. Reads numbers with from_chars and builds no DOM.
 /// Returns false for anything else (escapes, arrays, other nesting, bad syntax): the caller
@@ -236,6 +275,14 @@ class FlatScanner {
     if (c == '-' && p_ + 1 < end_ && p_[1] == 'I')
       return literal("-Infinity") && (put(rec, key, slot, kUnknown, phases), true);
     if (c != '-' && (c < '0' || c > '9')) return false;
+    if (!phases && slot.resolved.target == NativeKey::Target::kOther) {
+      // "lr", "grad_norm" and the like: read only if the line turns out to be a meta line.
+      if (const char* q = plain_number_end(p_, end_)) {
+        rec.other_number_text(key, std::string_view(p_, static_cast<std::size_t>(q - p_)));
+        p_ = q;
+        return true;
+      }
+    }
     double v = 0;
     const char* q = fast_from_chars(p_, end_, v);
     if (q == nullptr) return false;

@@ -143,6 +143,85 @@ TEST(NativeFormat, KeysPredictedFromTheLineBeforeReadAsEachLineAlone) {
   }
 }
 
+// Numbers under keys that are no field ("lr", "peak_flops") are skipped unparsed on a step line
+// and read only on a meta line. Generated meta lines print such a number in every JSON form (a
+// sign, leading zero, fraction, exponent of 1 to 3 digits, up to 22 digits: some forms are read
+// at once, some are left to the full parse); each must give the value the simdjson path gives
+// for the same line (an escaped string sends a line there) and, for the plain forms, the value
+// computed from the digits by hand. Each step line's own fields are read as they are without
+// the extra keys, and a step line with an unused number out of a double's range or not JSON
+// ("1e999", "0123") is refused as the simdjson path refuses it.
+TEST(NativeFormat, NumbersOfUnusedKeysReadOnlyOnMetaLinesAsTheFullParseReadsThem) {
+  std::mt19937 rng(11);
+  const auto digits = [&](int n) {
+    std::string d;
+    for (int k = 0; k < n; ++k) d += static_cast<char>('0' + rng() % 10);
+    return d;
+  };
+  for (int round = 0; round < 400; ++round) {
+    std::string whole = rng() % 4 == 0 ? "0" : std::to_string(1 + rng() % 9) + digits(rng() % 12);
+    std::string number = (rng() % 3 == 0 ? "-" : "") + whole;
+    const std::string frac = rng() % 2 ? digits(1 + static_cast<int>(rng() % 11)) : "";
+    if (!frac.empty()) number += "." + frac;
+    std::string exp;
+    if (rng() % 2) {
+      exp = std::string(rng() % 2 ? "e" : "E") +
+            (rng() % 3 == 0 ? "-"
+             : rng() % 2    ? "+"
+                            : "") +
+            std::to_string(rng() % (rng() % 4 == 0 ? 400 : 30));
+      number += exp;
+    }
+    const std::string fast = fmt::format(
+        "{{\"type\":\"meta\",\"gpus\":8,\"lr\":{0},\"peak_flops\":{0},\"x\":1}}\n", number);
+    const std::string slow = fmt::format(
+        "{{\"type\":\"meta\",\"gpus\":8,\"lr\":{0},\"peak_flops\":{0},\"x\":1,"
+        "\"note\":\"\\u0061\"}}\n",
+        number);
+    const mfu::Run a = ingest_text(fast, "meta.jsonl"), b = ingest_text(slow, "meta.jsonl");
+    const std::optional<double> got = a.meta.number("lr"), want = b.meta.number("lr");
+    ASSERT_EQ(got.has_value(), want.has_value()) << number;
+    if (got) {
+      EXPECT_EQ(*got, *want) << number;
+      EXPECT_EQ(a.meta.number("peak_flops"), b.meta.number("peak_flops")) << number;
+    }
+    // By hand, where the digits and the exponent make an exact quotient of doubles.
+    const std::string all_digits = whole + frac;
+    if (got && all_digits.size() <= 15 && exp.empty() && frac.size() <= 15) {
+      const double m = std::stod(all_digits);
+      const double by_hand = m / std::pow(10.0, static_cast<double>(frac.size()));
+      EXPECT_EQ(std::fabs(*got), by_hand) << number;
+    }
+  }
+  // Step lines: the extra keys change nothing, or refuse the line as the full parse does.
+  const mfu::Run plain = ingest_text(
+      "{\"step\":1,\"time_s\":0.5,\"lr\":1.5e-4}\n"
+      "{\"step\":2,\"time_s\":0.25,\"grad_norm\":-0.0}\n",
+      "steps.jsonl");
+  ASSERT_EQ(plain.iterations.size(), 2u);
+  EXPECT_EQ(plain.iterations[1].time_s, 0.25);
+  EXPECT_EQ(plain.malformed_lines, 0u);
+  const std::string huge = "1" + std::string(400, '0');  // past a double's range
+  for (const std::string& bad :
+       {std::string("1e999"), huge, huge + ".5", std::string("1.5.2"), std::string("-"),
+        std::string("1e"), std::string("1e+"), std::string("--1"), std::string("1e5e")}) {
+    const std::string line = fmt::format("{{\"step\":1,\"time_s\":0.5,\"lr\":{}}}\n", bad);
+    const std::string escaped =
+        fmt::format("{{\"step\":1,\"time_s\":0.5,\"lr\":{},\"n\":\"\\u0061\"}}\n", bad);
+    const mfu::Run r = ingest_text(line, "bad.jsonl"), ref = ingest_text(escaped, "bad.jsonl");
+    EXPECT_EQ(r.iterations.size(), ref.iterations.size()) << bad;
+    EXPECT_EQ(r.malformed_lines, 1u) << bad;
+    EXPECT_EQ(r.malformed_lines, ref.malformed_lines) << bad;
+  }
+  // Forms outside JSON that the scanner's number reader has always taken (simdjson refuses
+  // them): left to that reader, so a step line with one reads as it did.
+  for (const char* lenient : {"0123", "1.", "-.5"}) {
+    const mfu::Run r = ingest_text(
+        fmt::format("{{\"step\":1,\"time_s\":0.5,\"lr\":{}}}\n", lenient), "lenient.jsonl");
+    EXPECT_EQ(r.iterations.size(), 1u) << lenient;
+  }
+}
+
 // Without keep_loss the records carry no loss and the store holds no loss column, while the
 // fields recovered still name it and the analysis is the same bit for bit (it never reads the
 // loss); on the streaming reader and on the parallel one that cuts the file into pieces. Only
