@@ -89,8 +89,10 @@ struct Segment {
     return it;
   }
 
-  /// The columns of `fields`, records [first, first + m), into out[0..m).
-  void read_block(std::size_t first, std::size_t m, Iteration* out, RecordFields fields) const {
+  /// The columns of `fields` (of the phase timers, those of the bits of `phases`), records
+  /// [first, first + m), into out[0..m).
+  void read_block(std::size_t first, std::size_t m, Iteration* out, RecordFields fields,
+                  std::uint32_t phases = ~0u) const {
     const auto wanted = [fields](RecordFields f) { return any_of(fields, f); };
     if (wanted(RecordFields::kCount))
       count.read(first, m, [out](std::size_t k, std::uint32_t v) { out[k].count = v; });
@@ -121,28 +123,34 @@ struct Segment {
       loss.read(first, m, [out](std::size_t k, float v) { out[k].loss = v; });
     if (!wanted(RecordFields::kPhases)) return;
     for (std::size_t p = 0; p < kPhaseCount; ++p)
-      phase[p].read(first, m, [out, p](std::size_t k, double v) { out[k].phase[p] = v; });
+      if ((phases >> p) & 1u)
+        phase[p].read(first, m, [out, p](std::size_t k, double v) { out[k].phase[p] = v; });
   }
 
-  /// Whether any of `fields` was given a value (its column holds one).
-  [[nodiscard]] bool may_hold(RecordFields fields) const {
-    const auto in = [fields](RecordFields f) { return any_of(fields, f); };
-    bool phases = false;
-    for (const auto& p : phase) phases = phases || p.active();
-    return (in(RecordFields::kStep) && step.active()) ||
-           (in(RecordFields::kCount) && count.active()) ||
-           (in(RecordFields::kLine) && line.active()) ||
-           (in(RecordFields::kRank) && rank.active()) ||
-           (in(RecordFields::kFile) && file.active()) ||
-           (in(RecordFields::kTimestamp) && timestamp.active()) ||
-           (in(RecordFields::kTime) && time.active()) ||
-           (in(RecordFields::kTokens) && tokens.active()) ||
-           (in(RecordFields::kSamples) && samples.active()) ||
-           (in(RecordFields::kLoss) && loss.active()) ||
-           (in(RecordFields::kModelFlops) && model_flops.active()) ||
-           (in(RecordFields::kReportedFlops) && reported_flops.active()) ||
-           (in(RecordFields::kReportedMfu) && reported_mfu.active()) ||
-           (in(RecordFields::kPhases) && phases);
+  /// Adds the columns that hold a value to `held`.
+  void add_held(IterationTable::HeldColumns& held) const {
+    auto& f = held.fields;
+    const auto add_if = [&f](bool active, RecordFields field) {
+      if (active) f = f | field;
+    };
+    add_if(step.active(), RecordFields::kStep);
+    add_if(count.active(), RecordFields::kCount);
+    add_if(line.active(), RecordFields::kLine);
+    add_if(rank.active(), RecordFields::kRank);
+    add_if(file.active(), RecordFields::kFile);
+    add_if(timestamp.active(), RecordFields::kTimestamp);
+    add_if(time.active(), RecordFields::kTime);
+    add_if(tokens.active(), RecordFields::kTokens);
+    add_if(samples.active(), RecordFields::kSamples);
+    add_if(loss.active(), RecordFields::kLoss);
+    add_if(model_flops.active(), RecordFields::kModelFlops);
+    add_if(reported_flops.active(), RecordFields::kReportedFlops);
+    add_if(reported_mfu.active(), RecordFields::kReportedMfu);
+    for (std::size_t p = 0; p < kPhaseCount; ++p)
+      if (phase[p].active()) {
+        held.phases |= 1u << p;
+        f = f | RecordFields::kPhases;
+      }
   }
 
   void reserve(std::size_t records) {
@@ -295,8 +303,7 @@ std::optional<double> IterationTable::uniform(RecordFields field) const {
 }
 
 bool IterationTable::may_hold(RecordFields fields) const {
-  return std::any_of(impl_->segments.begin(), impl_->segments.end(),
-                     [fields](const Segment& s) { return s.may_hold(fields); });
+  return any_of(held_columns().fields, fields);
 }
 
 IterationTable::IterationTable() : impl_(std::make_unique<Impl>()) {}
@@ -348,6 +355,22 @@ void IterationTable::read(std::size_t first, std::size_t n, Iteration* out,
     throw InternalError("IterationTable::read past the last record");
   impl_->for_range(first, n, [&](const Segment& s, std::size_t l, std::size_t m, std::size_t at) {
     s.read_block(l, m, out + at, fields);
+  });
+}
+
+IterationTable::HeldColumns IterationTable::held_columns() const {
+  HeldColumns held;
+  for (const Segment& s : impl_->segments) s.add_held(held);
+  return held;
+}
+
+void IterationTable::read_held(std::size_t first, std::size_t n, Iteration* out,
+                               RecordFields fields, const HeldColumns& held) const {
+  if (first > impl_->n || n > impl_->n - first)
+    throw InternalError("IterationTable::read past the last record");
+  const RecordFields read = fields & held.fields;
+  impl_->for_range(first, n, [&](const Segment& s, std::size_t l, std::size_t m, std::size_t at) {
+    s.read_block(l, m, out + at, read, held.phases);
   });
 }
 

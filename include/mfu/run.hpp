@@ -90,6 +90,9 @@ enum class RecordFields : std::uint32_t {
 [[nodiscard]] constexpr RecordFields operator|(RecordFields a, RecordFields b) {
   return static_cast<RecordFields>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
 }
+[[nodiscard]] constexpr RecordFields operator&(RecordFields a, RecordFields b) {
+  return static_cast<RecordFields>(static_cast<std::uint32_t>(a) & static_cast<std::uint32_t>(b));
+}
 /// Whether `set` holds any of `fields`.
 [[nodiscard]] constexpr bool any_of(RecordFields set, RecordFields fields) {
   return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(fields)) != 0;
@@ -149,6 +152,18 @@ class IterationTable {
   /// count 1, rank -1, ...). False means no record holds one; true, that one may (a value can
   /// be set back to unknown): a pass looking for one can skip the fields where it is false.
   [[nodiscard]] bool may_hold(RecordFields fields) const;
+  /// The columns in which some record may hold a value (may_hold, column by column): the rest
+  /// read as Iteration{} in every record.
+  struct HeldColumns {
+    RecordFields fields = static_cast<RecordFields>(0);
+    std::uint32_t phases = 0;  ///< bit p: Phase p (kPhases in `fields` when any)
+  };
+  [[nodiscard]] HeldColumns held_columns() const;
+  /// read() of the columns of `fields` that `held` (held_columns()) names, for out records
+  /// that hold Iteration{}'s values in the others: what those read as in every record, so a
+  /// pass over a log that prints 4 of the 18 fields reads 4 columns, not 18.
+  void read_held(std::size_t first, std::size_t n, Iteration* out, RecordFields fields,
+                 const HeldColumns& held) const;
   [[nodiscard]] Iteration back() const { return (*this)[size() - 1]; }
   void pop_back();
   /// Adds `lines` to every record's line number but the unknown ones (0): the records of a

@@ -71,7 +71,7 @@ void read_part(const Run& run, std::size_t lo, std::size_t hi, Records& rec, Rea
   const IterationTable& T = run.iterations;
   std::vector<const char*> invalid;
   std::int64_t prev_step = lo > 0 ? T.step(lo - 1) : 0;
-  for_each_record_in(
+  for_each_held_record_in(
       T, lo, hi,
       [&](std::size_t i, Iteration& it) {
         invalid.clear();

@@ -509,6 +509,57 @@ TEST(IterationTable, AFieldNoRecordWasGivenIsNotHeld) {
   EXPECT_FALSE(t.may_hold(RecordFields::kTokens));
 }
 
+// A pass that starts its records from Iteration{} reads only the columns some record holds
+// (read_held); the rest read as Iteration{} in every record. Checked against read() of every
+// column, on tables of several pieces where each piece gives its own random subset of the
+// fields (a phase timer that only the second piece has, a rank only the first), read in blocks
+// that cross the pieces' boundaries, and against a plain vector of what was written.
+TEST(IterationTable, ReadingOnlyTheHeldColumnsReadsWhatReadingAllReads) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    IterationTable table;
+    std::vector<Iteration> written;
+    const int pieces = 1 + static_cast<int>(rng() % 4);
+    for (int p = 0; p < pieces; ++p) {
+      IterationTable piece;
+      const std::uint32_t gives = rng();  // bit f: this piece's records give field f
+      const std::size_t n = 1 + rng() % 1500;
+      for (std::size_t k = 0; k < n; ++k) {
+        Iteration it;
+        const auto gives_field = [&](int f) { return ((gives >> f) & 1u) != 0 && rng() % 8 != 0; };
+        it.step = static_cast<std::int64_t>(written.size());
+        if (gives_field(0)) it.count = 1 + rng() % 3;
+        if (gives_field(1)) it.rank = static_cast<std::int32_t>(rng() % 4);
+        if (gives_field(2)) it.time_s = 0.5 + static_cast<double>(rng() % 1000) / 1000;
+        if (gives_field(3)) it.tokens = 4096;
+        if (gives_field(4)) it.samples = static_cast<double>(rng() % 64);
+        if (gives_field(5)) it.loss = 2.5;
+        if (gives_field(6)) it.model_flops = 1e15 + static_cast<double>(rng() % 7) * 1e12;
+        if (gives_field(7)) it.reported_mfu = 0.4;
+        if (gives_field(8)) it.timestamp_s = 1.7e9 + static_cast<double>(k);
+        for (std::size_t ph = 0; ph < kPhaseCount; ++ph)
+          if (gives_field(9 + static_cast<int>(ph)))
+            it.phase[ph] = static_cast<double>(rng() % 90) / 100;
+        piece.push_back(it);
+        written.push_back(as_stored(it));
+      }
+      table.append(std::move(piece));
+    }
+    const IterationTable::HeldColumns held = table.held_columns();
+    std::vector<Iteration> all(table.size()), some(table.size());
+    table.read(0, table.size(), all.data());
+    for (std::size_t first = 0; first < table.size(); first += 333) {
+      const std::size_t n = std::min<std::size_t>(333, table.size() - first);
+      table.read_held(first, n, some.data() + first, RecordFields::kAll, held);
+    }
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      expect_same_record(some[i], all[i], trial, i);
+      expect_same_record(some[i], written[i], trial, i);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 // The store knows a column holds one value without reading it when the column is one
 // constant rule (or was never written) in every piece; a value written once differently, one
 // missing before the rule starts, or a piece with another value, and it does not say.
