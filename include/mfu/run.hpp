@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -196,18 +197,28 @@ class IterationTable {
 /// (512 records of ~170 B stay in a core's L2 cache: a judgement, not a published figure).
 inline constexpr std::size_t kRecordBlock = 512;
 
-/// Calls f(i, record) for every record i of [lo, hi) of `t` in order (f may change its copy),
-/// reading blocks of records a column at a time: a pass over every record that read each one
-/// by operator[] spent most of its time there.
-/// Only `fields` are read (the others are unknown).
+/// Calls f(i, record) for every record i of [lo, hi) of `t` in order (an f that takes an
+/// Iteration& may change its copy), reading blocks of records a column at a time: a pass over
+/// every record that read each one by operator[] spent most of its time there.
+/// Only `fields` are read (the others are unknown). An f that takes the record as const (or by
+/// value) gets it read from only the columns some record holds (read_held): the block keeps
+/// Iteration{}'s values in the others, which every record reads there, from block to block.
 template <class F>
 void for_each_record_in(const IterationTable& t, std::size_t lo, std::size_t hi, F&& f,
                         RecordFields fields = RecordFields::kAll) {
+  constexpr bool read_only = std::is_invocable_v<F&, std::size_t, const Iteration&>;
+  IterationTable::HeldColumns held;
+  if constexpr (read_only) held = t.held_columns();
   std::vector<Iteration> block(std::min(kRecordBlock, hi - lo));
   for (std::size_t first = lo; first < hi; first += kRecordBlock) {
     const std::size_t n = std::min(kRecordBlock, hi - first);
-    t.read(first, n, block.data(), fields);
-    for (std::size_t k = 0; k < n; ++k) f(first + k, block[k]);
+    if constexpr (read_only) {
+      t.read_held(first, n, block.data(), fields, held);
+      for (std::size_t k = 0; k < n; ++k) f(first + k, static_cast<const Iteration&>(block[k]));
+    } else {
+      t.read(first, n, block.data(), fields);
+      for (std::size_t k = 0; k < n; ++k) f(first + k, block[k]);
+    }
   }
 }
 

@@ -513,7 +513,8 @@ TEST(IterationTable, AFieldNoRecordWasGivenIsNotHeld) {
 // (read_held); the rest read as Iteration{} in every record. Checked against read() of every
 // column, on tables of several pieces where each piece gives its own random subset of the
 // fields (a phase timer that only the second piece has, a rank only the first), read in blocks
-// that cross the pieces' boundaries, and against a plain vector of what was written.
+// that cross the pieces' boundaries, and against a plain vector of what was written; and a
+// pass over the records that takes them as const, which reads them so.
 TEST(IterationTable, ReadingOnlyTheHeldColumnsReadsWhatReadingAllReads) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 40; ++trial) {
@@ -552,9 +553,14 @@ TEST(IterationTable, ReadingOnlyTheHeldColumnsReadsWhatReadingAllReads) {
       const std::size_t n = std::min<std::size_t>(333, table.size() - first);
       table.read_held(first, n, some.data() + first, RecordFields::kAll, held);
     }
+    // A pass that takes its records as const reads them so too (for_each_record).
+    std::vector<Iteration> passed;
+    for_each_record(table, [&](std::size_t, const Iteration& it) { passed.push_back(it); });
+    ASSERT_EQ(passed.size(), table.size());
     for (std::size_t i = 0; i < table.size(); ++i) {
       expect_same_record(some[i], all[i], trial, i);
       expect_same_record(some[i], written[i], trial, i);
+      expect_same_record(passed[i], written[i], trial, i);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
