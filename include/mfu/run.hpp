@@ -162,7 +162,7 @@ class IterationTable {
   [[nodiscard]] HeldColumns held_columns() const;
   /// read() of the columns of `fields` that `held` (held_columns()) names, for out records
   /// that hold Iteration{}'s values in the others: what those read as in every record, so a
-  /// pass over a log that prints 4 of the 18 fields reads 4 columns, not 18.
+  /// pass over a log that fills few of the fields reads only their columns.
   void read_held(std::size_t first, std::size_t n, Iteration* out, RecordFields fields,
                  const HeldColumns& held) const;
   [[nodiscard]] Iteration back() const { return (*this)[size() - 1]; }
