@@ -197,28 +197,40 @@ class IterationTable {
 /// (512 records of ~170 B stay in a core's L2 cache: a judgement, not a published figure).
 inline constexpr std::size_t kRecordBlock = 512;
 
+/// The loop of for_each_record_in: f(i, record) for every record i of [lo, hi) of `t` in
+/// order, the records read a block at a time, of `fields` only: by read(), or by read_held()
+/// when `held` is given. Then the block keeps Iteration{}'s values in the columns no record
+/// holds from one block to the next, so f may change its copy only where every record stays
+/// as read there (validated() does: Iteration{}'s values are valid).
+template <class F>
+void for_each_record_read(const IterationTable& t, std::size_t lo, std::size_t hi, F&& f,
+                          RecordFields fields, const IterationTable::HeldColumns* held) {
+  std::vector<Iteration> block(std::min(kRecordBlock, hi - lo));
+  for (std::size_t first = lo; first < hi; first += kRecordBlock) {
+    const std::size_t n = std::min(kRecordBlock, hi - first);
+    if (held)
+      t.read_held(first, n, block.data(), fields, *held);
+    else
+      t.read(first, n, block.data(), fields);
+    for (std::size_t k = 0; k < n; ++k) f(first + k, block[k]);
+  }
+}
+
 /// Calls f(i, record) for every record i of [lo, hi) of `t` in order (an f that takes an
 /// Iteration& may change its copy), reading blocks of records a column at a time: a pass over
 /// every record that read each one by operator[] spent most of its time there.
 /// Only `fields` are read (the others are unknown). An f that takes the record as const (or by
-/// value) gets it read from only the columns some record holds (read_held): the block keeps
-/// Iteration{}'s values in the others, which every record reads there, from block to block.
+/// value) gets it read from only the columns some record holds (read_held).
 template <class F>
 void for_each_record_in(const IterationTable& t, std::size_t lo, std::size_t hi, F&& f,
                         RecordFields fields = RecordFields::kAll) {
-  constexpr bool read_only = std::is_invocable_v<F&, std::size_t, const Iteration&>;
-  IterationTable::HeldColumns held;
-  if constexpr (read_only) held = t.held_columns();
-  std::vector<Iteration> block(std::min(kRecordBlock, hi - lo));
-  for (std::size_t first = lo; first < hi; first += kRecordBlock) {
-    const std::size_t n = std::min(kRecordBlock, hi - first);
-    if constexpr (read_only) {
-      t.read_held(first, n, block.data(), fields, held);
-      for (std::size_t k = 0; k < n; ++k) f(first + k, static_cast<const Iteration&>(block[k]));
-    } else {
-      t.read(first, n, block.data(), fields);
-      for (std::size_t k = 0; k < n; ++k) f(first + k, block[k]);
-    }
+  if constexpr (std::is_invocable_v<F&, std::size_t, const Iteration&>) {
+    const IterationTable::HeldColumns held = t.held_columns();
+    for_each_record_read(
+        t, lo, hi, [&f](std::size_t i, Iteration& it) { f(i, static_cast<const Iteration&>(it)); },
+        fields, &held);
+  } else {
+    for_each_record_read(t, lo, hi, f, fields, nullptr);
   }
 }
 

@@ -68,18 +68,11 @@ inline constexpr RecordFields kValidatedFields =
 
 /// for_each_record_in for a pass that changes its copy of a record at most as validate() does
 /// (only invalid values, to unknown): reads only the columns some record holds (read_held).
-/// The fields no record holds keep Iteration{}'s values, which every record reads there, from
-/// block to block; a pass that wrote other values there would hand them to the next records.
 template <class F>
 void for_each_held_record_in(const IterationTable& T, std::size_t lo, std::size_t hi, F&& f,
                              RecordFields fields) {
   const IterationTable::HeldColumns held = T.held_columns();
-  std::vector<Iteration> block(std::min(kRecordBlock, hi - lo));
-  for (std::size_t first = lo; first < hi; first += kRecordBlock) {
-    const std::size_t n = std::min(kRecordBlock, hi - first);
-    T.read_held(first, n, block.data(), fields, held);
-    for (std::size_t k = 0; k < n; ++k) f(first + k, block[k]);
-  }
+  for_each_record_read(T, lo, hi, f, fields, &held);
 }
 
 /// for_each_record_in with validated records.
