@@ -37,6 +37,8 @@ constexpr std::size_t kScanWindows[] = {kFirstScan, kScan};
 /// runs), and each piece's columns end in a partly filled 2 MiB chunk (8 per thread: peak RSS
 /// 233 -> 292 MB; IterationTable::shrink_to_fit gives back only the mostly empty ones).
 constexpr unsigned kPiecesPerThread = 2;
+/// How much smaller each round of pieces is than the one before (planned_piece_starts).
+constexpr std::uint64_t kShrinkPerRound = 3;
 
 struct Fd {
   int fd = -1;
@@ -221,14 +223,15 @@ void parse_piece(Piece& p, const std::string& path, const FormatSpec& spec,
   p.unterminated = reader.unterminated_last_line();
 }
 
-/// Byte offsets where pieces start: 0, then a record start after each of `wanted` - 1 evenly
-/// spaced offsets (two offsets that reach the same record start make one cut). Empty when some
-/// offset has no record start near it.
+/// Byte offsets where pieces start: 0, then a record start after each of the other planned
+/// starts (two that reach the same record start make one cut). Empty when some planned start
+/// has no record start near it.
 std::vector<std::uint64_t> cut_points(const Fd& f, std::uint64_t size, const FormatSpec& spec,
-                                      unsigned wanted) {
+                                      unsigned wanted, unsigned threads) {
+  const std::vector<std::uint64_t> planned = planned_piece_starts(size, wanted, threads);
   std::vector<std::uint64_t> cuts{0};
   for (unsigned k = 1; k < wanted; ++k) {
-    const std::uint64_t c = cut_after(f, size / wanted * k, size, spec);
+    const std::uint64_t c = cut_after(f, planned[k], size, spec);
     if (c == 0) return {};  // no record start near: parse in one piece
     if (c > cuts.back()) cuts.push_back(c);
   }
@@ -258,6 +261,26 @@ void parse_pieces(std::vector<Piece>& ps, unsigned threads, const std::string& p
 
 }  // namespace
 
+std::vector<std::uint64_t> planned_piece_starts(std::uint64_t size, unsigned pieces,
+                                                unsigned threads) {
+  threads = std::max(1u, threads);
+  const unsigned rounds = (pieces + threads - 1) / threads;
+  // Piece k's weight: kShrinkPerRound to the power of the rounds after its own.
+  std::vector<std::uint64_t> weight(pieces, 1);
+  for (unsigned k = 0; k < pieces; ++k)
+    for (unsigned r = k / threads + 1; r < rounds; ++r) weight[k] *= kShrinkPerRound;
+  std::uint64_t total = 0;
+  for (const std::uint64_t w : weight) total += w;
+  std::vector<std::uint64_t> starts;
+  std::uint64_t before = 0;
+  for (unsigned k = 0; k < pieces; ++k) {
+    // size * before / total without overflow: size < 2^64 and before / total <= 1.
+    starts.push_back(static_cast<std::uint64_t>(static_cast<long double>(size) * before / total));
+    before += weight[k];
+  }
+  return starts;
+}
+
 unsigned piece_count(std::uint64_t size, unsigned threads, std::uint64_t min_piece_bytes) {
   const std::uint64_t most =
       std::max<std::uint64_t>(1, size / std::max<std::uint64_t>(1, min_piece_bytes));
@@ -272,7 +295,7 @@ std::optional<Run> parse_chunked(const std::string& path, std::uint64_t size,
     return std::nullopt;
   Fd f(path);
   if (f.fd < 0) return std::nullopt;
-  std::vector<std::uint64_t> cuts = cut_points(f, size, spec, pieces);
+  std::vector<std::uint64_t> cuts = cut_points(f, size, spec, pieces, threads);
   if (cuts.size() < 2) return std::nullopt;
   pieces = static_cast<unsigned>(cuts.size());
   cuts.push_back(size);

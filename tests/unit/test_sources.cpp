@@ -9,6 +9,7 @@
 #include <random>
 
 #include "gzip_bytes.hpp"
+#include "ingest/chunked.hpp"
 #include "io/line_reader.hpp"
 #include "io/source.hpp"
 #include "mfu/error.hpp"
@@ -317,6 +318,26 @@ TEST(Sources, ParallelPiecesGiveTheSameRunAsOnePiece) {
     }
   }
   fs::remove_all(dir);
+}
+
+// Where the pieces of a file start before each cut moves to a record start, computed by hand:
+// each round of pieces (one per thread) weighs a third of the round before, so the last pieces,
+// whose lengths decide how far apart the threads finish, are the small ones.
+TEST(Sources, ParallelPiecesShrinkRoundByRound) {
+  using Starts = std::vector<std::uint64_t>;
+  // 2 threads, 4 pieces: weights 3, 3, 1, 1 of 8.
+  EXPECT_EQ(detail::planned_piece_starts(8000, 4, 2), (Starts{0, 3000, 6000, 7000}));
+  // 2 threads, 3 pieces: weights 3, 3, 1 of 7; 3000 / 7 = 428.6 and 6000 / 7 = 857.1.
+  EXPECT_EQ(detail::planned_piece_starts(1000, 3, 2), (Starts{0, 428, 857}));
+  // One round: equal pieces.
+  EXPECT_EQ(detail::planned_piece_starts(1000, 4, 4), (Starts{0, 250, 500, 750}));
+  EXPECT_EQ(detail::planned_piece_starts(1000, 1, 2), (Starts{0}));
+  // 4 threads, 8 pieces: weights 3 (four times), then 1 (four times), of 16.
+  EXPECT_EQ(detail::planned_piece_starts(1600, 8, 4),
+            (Starts{0, 300, 600, 900, 1200, 1300, 1400, 1500}));
+  // A size whose product with a weight sum passes 2^64 in 64-bit arithmetic: 2^62 * 7 / 8.
+  EXPECT_EQ(detail::planned_piece_starts(std::uint64_t{1} << 62, 4, 2)[3],
+            (std::uint64_t{1} << 62) / 8 * 7);
 }
 
 }  // namespace
