@@ -32,11 +32,13 @@ constexpr std::size_t kScanWindows[] = {kFirstScan, kScan};
 /// Pieces per thread: the threads take the pieces in turn as each finishes one, so that a
 /// thread that runs slower (a virtual CPU the host lends elsewhere, page-cache pages the host
 /// must bring back) parses fewer bytes instead of keeping the others waiting at the end. With
-/// one piece per thread, the two threads of `mfu analyze` on a 1 GiB native log finished up to
-/// 0.25 s apart (perf timeline, 2-vCPU VM). More were no faster (4 and 8 per thread, alternating
-/// runs), and each piece's columns end in a partly filled 2 MiB chunk (8 per thread: peak RSS
-/// 233 -> 292 MB; IterationTable::shrink_to_fit gives back only the mostly empty ones).
-constexpr unsigned kPiecesPerThread = 2;
+/// pieces of equal size, the threads still finished up to a piece apart (0.3 s of 1.2 s on a
+/// 1 GiB native log, perf timeline, 2-vCPU VM), hence pieces that shrink (kShrinkPerRound).
+/// Each piece's columns end in a partly filled 2 MiB chunk (8 equal pieces per thread: peak RSS
+/// 233 -> 292 MB; IterationTable::shrink_to_fit gives back only the mostly empty ones). Three
+/// shrinking pieces a thread against two, 11 alternating rounds (tests/bench/alternate.sh):
+/// native 1 GiB 1.56 -> 1.49 s, Megatron 1.01 -> 0.94 s, the same peak RSS.
+constexpr unsigned kPiecesPerThread = 3;
 /// How much smaller each round of pieces is than the one before (planned_piece_starts).
 constexpr std::uint64_t kShrinkPerRound = 3;
 
