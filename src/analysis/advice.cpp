@@ -57,7 +57,7 @@ void steady_samples(const Run& run, const WorkPlan& work, const Records& rec, An
   };
   // Two passes (count, then every stride-th) rather than a list of all steady records' indices;
   // the count on all threads (a sum of integers: the same on any number).
-  const std::vector<PartRange> parts = parts_of(rec.time.size(), rec.threads);
+  const Parts parts = parts_of(rec.time.size(), rec.threads);
   std::vector<std::size_t> part_count(parts.size(), 0);
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
     std::size_t c = 0;

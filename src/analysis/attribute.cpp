@@ -352,14 +352,15 @@ BlockTotals walk_blocks(const WalkPlan& plan, Records& rec, MfuSlots* mfu_slots,
       first_slot[k] += std::isnan(rec.time[i]) ? 0 : 1;
   }
   std::vector<BlockTotals> got(blocks);
-  // Each thread walks the blocks that start in its part (the parts are whole blocks of
-  // kParallelBlock; a test's other block size only moves work between threads).
-  run_parts(parts_of(n, rec.threads), [&](std::size_t, std::size_t lo, std::size_t hi) {
-    for (std::size_t k = (lo + block - 1) / block; k < blocks && k * block < hi; ++k) {
-      Walker w(plan, rec, mfu_slots, first_slot[k]);
-      got[k] = w.walk(k * block, std::min(n, (k + 1) * block));
-    }
-  });
+  // A part's thread walks the blocks that start in it (the parts are whole blocks of
+  // kParallelBlock; a test's other block size only moves work between parts).
+  run_parts(parts_of(n, rec.threads, kPartsPerThread),
+            [&](std::size_t, std::size_t lo, std::size_t hi) {
+              for (std::size_t k = (lo + block - 1) / block; k < blocks && k * block < hi; ++k) {
+                Walker w(plan, rec, mfu_slots, first_slot[k]);
+                got[k] = w.walk(k * block, std::min(n, (k + 1) * block));
+              }
+            });
   for (std::size_t k = 1; k < blocks; ++k) add_block(got.front(), std::move(got[k]));
   // Records timed when read but set aside since (outliers) have slots past those written.
   if (mfu_slots) mfu_slots->holes_from(first_slot[blocks]);

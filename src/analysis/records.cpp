@@ -110,7 +110,7 @@ Records read_records(const Run& run, unsigned threads) {
   if (run.iterations.may_hold(RecordFields::kCount)) rec.counts.resize(n);
   rec.flags.resize(n);
   // Each part writes its own records' entries; what else it found is merged in record order.
-  const std::vector<PartRange> parts = parts_of(n, rec.threads);
+  const Parts parts = parts_of(n, rec.threads);
   std::vector<ReadPart> found(parts.size());
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
     ReadPart part;  // on this thread's stack until the part is done (run_parts)

@@ -68,7 +68,7 @@ struct Source {
     });
   }
   /// The ranges of items its passes read on a thread each.
-  [[nodiscard]] std::vector<PartRange> parts() const { return parts_of(items, threads); }
+  [[nodiscard]] Parts parts() const { return parts_of(items, threads); }
 };
 
 template <class Read>
@@ -105,7 +105,7 @@ std::vector<double> select_ranks(const Src& source, const std::vector<std::size_
     return width > kBits ? width - kBits : 0;
   };
   // Counts the values of [first, last] in buckets of 2^shift keys: a histogram per part, added.
-  const std::vector<PartRange> parts = source.parts();
+  const Parts parts = source.parts();
   std::vector<std::vector<std::uint32_t>> part_hist(parts.size() > 1 ? parts.size() - 1 : 0);
   auto count = [&](std::uint64_t first, std::uint64_t last, unsigned shift) {
     run_parts(parts, [&](std::size_t p, std::size_t from, std::size_t to) {
@@ -363,7 +363,7 @@ double median_from(const Src& source) {
     std::size_t n = 0;
     double lo = 0, hi = 0;
   };
-  const std::vector<PartRange> parts = source.parts();
+  const Parts parts = source.parts();
   std::vector<Range> part_range(parts.size());
   run_parts(parts, [&](std::size_t p, std::size_t from, std::size_t to) {
     Range r;  // on this thread's stack until the part is done (run_parts)
@@ -396,7 +396,7 @@ template <class Src, class Value>
 double median_of_keys(const Src& source, Value&& value) {
   constexpr unsigned kLowBits = 15;
   constexpr std::size_t kHigh = std::size_t{1} << 16, kLow = std::size_t{1} << kLowBits;
-  const std::vector<PartRange> parts = source.parts();
+  const Parts parts = source.parts();
   const std::size_t part_count = std::max<std::size_t>(parts.size(), 1);
   // Pass 1: the high bits, a histogram per part, added.
   std::vector<std::vector<std::uint32_t>> high(part_count, std::vector<std::uint32_t>(kHigh));

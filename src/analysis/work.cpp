@@ -65,7 +65,7 @@ WorkSource choose_source(const Run& run, const Resolved& r, const Records& rec, 
   const auto found_all = [&](const Seen& s) {
     return (s.log_flops || !may_log_flops) && (s.reported || !may_report) && s.tokens;
   };
-  const std::vector<PartRange> parts = parts_of(T.size(), rec.threads);
+  const Parts parts = parts_of(T.size(), rec.threads);
   std::vector<Seen> seen(parts.size());
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
     Seen s;  // on this thread's stack until the part is done (run_parts)

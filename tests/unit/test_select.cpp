@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -186,6 +188,19 @@ TEST(Select, PartsCoverTheItemsInWholeBlocks) {
       const auto parts = parts_of(n, threads);
       ASSERT_EQ(parts.size(),
                 std::min<std::size_t>(threads, (n + kParallelBlock - 1) / kParallelBlock));
+      EXPECT_EQ(parts.threads, threads);
+      // Four a thread (the threads take them in turn), but one on one thread.
+      const auto four = parts_of(n, threads, 4);
+      const std::size_t wanted = threads == 1 ? 1 : threads * 4;
+      ASSERT_EQ(four.size(), std::min(wanted, (n + kParallelBlock - 1) / kParallelBlock));
+      std::size_t at = 0;
+      for (const auto& p : four) {
+        EXPECT_EQ(p.lo, at);
+        EXPECT_EQ(p.lo % kParallelBlock, 0u);
+        EXPECT_GT(p.hi, p.lo);
+        at = p.hi;
+      }
+      EXPECT_EQ(at, n);
       std::size_t next = 0;
       for (const auto& p : parts) {
         EXPECT_EQ(p.lo, next);
@@ -195,6 +210,38 @@ TEST(Select, PartsCoverTheItemsInWholeBlocks) {
       }
       EXPECT_EQ(next, n);
     }
+  }
+}
+
+// The threads take the parts in turn: each part runs once, with its own range, whatever thread
+// takes it; an exception of a part comes out after all parts ran, the first in part order.
+TEST(Select, ThreadsTakeEachPartOnceAndTheFirstErrorInPartOrderComesOut) {
+  const std::size_t n = 20 * kParallelBlock + 5;
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    const Parts parts = parts_of(n, threads, 4);
+    std::vector<std::atomic<int>> runs(parts.size());
+    std::vector<PartRange> seen(parts.size());
+    run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
+      ++runs[p];
+      seen[p] = {lo, hi};
+    });
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      EXPECT_EQ(runs[p].load(), 1) << threads << " threads, part " << p;
+      EXPECT_EQ(seen[p].lo, parts[p].lo);
+      EXPECT_EQ(seen[p].hi, parts[p].hi);
+    }
+    if (parts.size() < 4) continue;
+    std::atomic<std::size_t> ran{0};
+    try {
+      run_parts(parts, [&](std::size_t p, std::size_t, std::size_t) {
+        ++ran;
+        if (p == 3 || p == 1) throw std::runtime_error("part " + std::to_string(p));
+      });
+      ADD_FAILURE() << "no exception came out";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "part 1") << threads << " threads";
+    }
+    EXPECT_EQ(ran.load(), parts.size()) << threads << " threads";
   }
 }
 
