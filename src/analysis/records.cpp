@@ -109,8 +109,9 @@ Records read_records(const Run& run, unsigned threads) {
   // Counts other than 1 (a record for several iterations) only where the store holds some.
   if (run.iterations.may_hold(RecordFields::kCount)) rec.counts.resize(n);
   rec.flags.resize(n);
-  // Each part writes its own records' entries; what else it found is merged in record order.
-  const Parts parts = parts_of(n, rec.threads);
+  // Each part writes its own records' entries; what else it found is merged in record order
+  // (so the parts can be many: the threads take them in turn).
+  const Parts parts = parts_of(n, rec.threads, kPartsPerThread);
   std::vector<ReadPart> found(parts.size());
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
     ReadPart part;  // on this thread's stack until the part is done (run_parts)
