@@ -164,16 +164,18 @@ Counted count_iterations(IterationTable& t, const std::vector<std::size_t>& seg_
   std::int64_t prev_step = 0;
   for_each_record(
       t,
-      [&](std::size_t i, Iteration& it) {
+      // The record as const: read from only the columns some record holds (a native log's
+      // counts, files and timestamps are none). Its count and time are changed in copies.
+      [&](std::size_t i, const Iteration& it) {
         while (s + 1 < seg_start.size() && i >= seg_start[s + 1]) ++s;
         if (i == seg_start[s]) {
           b = i;
           e = s + 1 < seg_start.size() ? seg_start[s + 1] : n;
           prev_ts = kUnknown;
         }
-        const std::uint32_t count_before = it.count;
-        const double time_before = it.time_s;
-        if (it.count > 1) {
+        std::uint32_t count = it.count;
+        double time = it.time_s;
+        if (count > 1) {
           // The parser knew how many iterations the record stands for (an averaged summary).
         } else if (single_iteration_records) {
           // One record, one iteration: a jump in the step counter is records that are missing.
@@ -192,23 +194,22 @@ Counted count_iterations(IterationTable& t, const std::vector<std::size_t>& seg_
           std::int64_t gap = 1;
           if (i + 1 < e) gap = std::max<std::int64_t>(1, t.step(i + 1) - it.step);
           std::int64_t c = s == 0 ? std::clamp<std::int64_t>(it.step, 1, gap) : gap;
-          it.count = static_cast<std::uint32_t>(std::max<std::int64_t>(1, c));
+          count = static_cast<std::uint32_t>(std::max<std::int64_t>(1, c));
         } else {
           const std::int64_t d = it.step - prev_step;
-          it.count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(d, 1, 1 << 30));
+          count = static_cast<std::uint32_t>(std::clamp<std::int64_t>(d, 1, 1 << 30));
         }
         prev_step = it.step;
-        if (it.count > 1) multi = true;
+        if (count > 1) multi = true;
         // Step time from timestamps when the log prints none.
-        if (!known(it.time_s) && i > b && known(it.timestamp_s) && known(prev_ts)) {
+        if (!known(time) && i > b && known(it.timestamp_s) && known(prev_ts)) {
           const double dt = it.timestamp_s - prev_ts;
-          if (dt > 0) it.time_s = dt / it.count;
+          if (dt > 0) time = dt / count;
         }
         prev_ts = it.timestamp_s;
         // Record i was read with its block: writing it back leaves the records still to read alone.
-        if (it.count != count_before) t.set_count(i, it.count);
-        if (!(it.time_s == time_before || (!known(it.time_s) && !known(time_before))))
-          t.set_time(i, it.time_s);
+        if (count != it.count) t.set_count(i, count);
+        if (!(time == it.time_s || (!known(time) && !known(it.time_s)))) t.set_time(i, time);
       },
       kCounted);
 
