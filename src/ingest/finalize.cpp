@@ -323,9 +323,11 @@ void finalize_run(Run& run, TimingKind timing, bool single_iteration_records) {
     decided[kScalars + p] = !t.has_phase(static_cast<Phase>(p));
   auto missing = static_cast<std::size_t>(std::count(decided.begin(), decided.end(), false));
   std::vector<Iteration> block(std::min(kRecordBlock, n));
+  // Only the columns some record holds: a column of unknowns alone is read to its end.
+  const IterationTable::HeldColumns held = t.held_columns();
   for (std::size_t first = 0; first < n && missing > 0; first += kRecordBlock) {
     const std::size_t m = std::min(kRecordBlock, n - first);
-    t.read(first, m, block.data());
+    t.read_held(first, m, block.data(), RecordFields::kAll, held);
     for (std::size_t b = 0; b < m && missing > 0; ++b) {
       const Iteration& it = block[b];
       const double scalars[kScalars] = {it.time_s,
