@@ -208,7 +208,7 @@ struct TimedStamps {
 /// part counts its timed records, then writes its stretch. On one thread, the read and the
 /// first touch of its pages were a serial 7% of BM_AnalyzeOnlyMegatron's samples.
 TimedStamps timed_stamps(const Run& run, const Records& rec) {
-  const Parts parts = parts_of(rec.time.size(), rec.threads);
+  const Parts parts = parts_of(rec.time.size(), rec.threads, kPartsPerThread);
   std::vector<std::size_t> first(parts.size() + 1, 0);
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
     std::size_t timed = 0;

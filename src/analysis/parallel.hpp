@@ -25,12 +25,13 @@ inline constexpr std::size_t kParallelBlock = std::size_t{1} << 16;
   return std::clamp(requested ? requested : hw, 1u, 8u);
 }
 
-/// Parts per thread of a pass with little to merge per part (the walk, read_records): the threads
-/// take the parts in turn as each finishes one, so that a thread that runs slower (a virtual CPU
-/// the host lends elsewhere) takes fewer records instead of keeping the others waiting at the end.
-/// With one part per thread, the walk over a 1 GiB native log ran on one thread alone for its
-/// last 0.1 s of 0.47 s (perf timeline, 2-vCPU VM). Passes that keep a histogram per part stay
-/// at one part a thread: four made find_steady 7-10% slower on one core (BM_Stage/steady_*).
+/// Parts per thread of a pass with little to merge per part (the walk, read_records, the
+/// outliers, the timestamps): the threads take the parts in turn as each finishes one, so that a
+/// thread that runs slower (a virtual CPU the host lends elsewhere) takes fewer records instead
+/// of keeping the others waiting at the end. With one part per thread, the walk over a 1 GiB
+/// native log ran on one thread alone for its last 0.1 s of 0.47 s (perf timeline, 2-vCPU VM).
+/// Passes that keep a histogram per part stay at one part a thread: four made find_steady 7-10%
+/// slower on one core (BM_Stage/steady_*).
 inline constexpr unsigned kPartsPerThread = 4;
 
 struct PartRange {

@@ -128,7 +128,7 @@ void mark_outliers_in(const Run& run, const Resolved& r, const WorkPlan& work, d
 /// not already left out.
 void mark_outliers(const Run& run, const Resolved& r, const WorkPlan& work, double median,
                    Records& rec, Steady& st, const Analysis& a) {
-  const Parts parts = parts_of(rec.time.size(), rec.threads);
+  const Parts parts = parts_of(rec.time.size(), rec.threads, kPartsPerThread);
   std::vector<OutlierPart> found(parts.size());
   const std::optional<double> same_flops = same_flops_for_all(run, work);
   run_parts(parts, [&](std::size_t p, std::size_t lo, std::size_t hi) {
