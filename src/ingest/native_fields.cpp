@@ -152,7 +152,10 @@ void NativeRecord::number(const NativeKey& k, std::string_view key, double value
     case T::kTimestampMs: it_.timestamp_s = value / 1000.0; return;
     case T::kTokens: it_.tokens = value; return;
     case T::kSamples: it_.samples = value; return;
-    case T::kLoss: it_.loss = value; return;
+    case T::kLoss:
+      it_.loss = value;
+      loss_unread_ = false;  // the last "loss" of the line stands
+      return;
     case T::kModelFlops: it_.model_flops = value; return;
     case T::kMfu: it_.reported_mfu = value; return;
     case T::kFlopsPerGpu: it_.reported_flops_per_gpu = value * k.scale; return;
@@ -181,6 +184,7 @@ void NativeRecord::reset() {
   meta_numbers_.clear();
   meta_texts_.clear();
   bad_.clear();
+  loss_unread_ = false;
 }
 
 void NativeRecord::text(std::string_view key, std::string value) {
@@ -280,6 +284,7 @@ void NativeRecord::emit(RunBuilder& out, std::uint64_t line) {
   }
   it_.line = static_cast<std::uint32_t>(line);
   if (it_.rank >= 0) out.saw_rank(it_.rank);
+  if (loss_unread_) out.loss_left_out();
   out.add(it_);
 }
 

@@ -54,6 +54,13 @@ class NativeRecord {
   void other_number_text(std::string_view key, std::string_view text) {
     meta_numbers_.push_back({key, 0.0, text});
   }
+  /// A plain number under "loss" on a reader that keeps no loss (IngestOptions::keep_loss):
+  /// not read, since the builder would drop it; a step record from this line says the run
+  /// had a loss all the same.
+  void loss_unread() {
+    loss_unread_ = true;
+    it_.loss = kUnknown;  // the last "loss" of the line stands
+  }
   void text(std::string_view key, std::string value);
   /// A key inside "phases": forward_s, comm_ms, ...
   void phase(std::string_view key, double value) { phase(resolve_phase_key(key), value); }
@@ -80,6 +87,7 @@ class NativeRecord {
   std::vector<OtherNumber> meta_numbers_;
   std::vector<std::pair<std::string, std::string>> meta_texts_;
   std::string bad_;  // first invalid value, for the diagnostic
+  bool loss_unread_ = false;
 };
 
 /// Splits "comm_ms" into ("comm", 1e-3); returns the multiplier or 0 when there is no unit.

@@ -69,10 +69,16 @@ bool is_text_key(std::string_view key) {
 /// end and resolved again (a chain of compares and the unit suffix).
 class KeyMemo {
  public:
+  /// `read_loss` false: a plain number under "loss" is not read (IngestOptions::keep_loss).
+  explicit KeyMemo(bool read_loss) : read_loss_(read_loss) {}
+
   struct Slot {
     std::string key;  // as written: no quote or backslash (the scanner's strings have none)
     bool phases = false;
     NativeKey resolved;  // what a number under this key sets
+    /// A plain number under this key on a step line is checked, not read: a key that is no
+    /// field ("lr", read only if the line is a meta line) or a loss the builder would drop.
+    bool unread = false;
     /// The key and its closing quote, zero-padded to 16 bytes, when they fit: compared with the
     /// text in one 16-byte compare instead of a memcmp call (BM_NativeLines about 3% faster).
     std::array<char, 16> quoted{};
@@ -98,6 +104,9 @@ class KeyMemo {
     s.key.assign(key);
     s.phases = phases;
     s.resolved = phases ? resolve_phase_key(key) : resolve_number_key(key);
+    using T = NativeKey::Target;
+    s.unread = !phases &&
+               (s.resolved.target == T::kOther || (s.resolved.target == T::kLoss && !read_loss_));
     s.short_key = key.size() < s.quoted.size();
     s.quoted.fill('\0');
     if (s.short_key) {
@@ -123,6 +132,7 @@ class KeyMemo {
   }
 
   std::vector<Slot> slots_;
+  bool read_loss_;
 };
 
 bool is_digit(char c) {
@@ -275,10 +285,14 @@ class FlatScanner {
     if (c == '-' && p_ + 1 < end_ && p_[1] == 'I')
       return literal("-Infinity") && (put(rec, key, slot, kUnknown, phases), true);
     if (c != '-' && (c < '0' || c > '9')) return false;
-    if (!phases && slot.resolved.target == NativeKey::Target::kOther) {
-      // "lr", "grad_norm" and the like: read only if the line turns out to be a meta line.
+    if (slot.unread) {
       if (const char* q = plain_number_end(p_, end_)) {
-        rec.other_number_text(key, std::string_view(p_, static_cast<std::size_t>(q - p_)));
+        // "lr", "grad_norm" and the like: read only if the line turns out to be a meta line. A
+        // loss: a plain number is finite, so the record had one (left out).
+        if (slot.resolved.target == NativeKey::Target::kOther)
+          rec.other_number_text(key, std::string_view(p_, static_cast<std::size_t>(q - p_)));
+        else
+          rec.loss_unread();
         p_ = q;
         return true;
       }
@@ -368,7 +382,7 @@ class NativeJsonlParser : public LineParser {
   RunBuilder& out_;
   simdjson::dom::parser parser_;
   NativeRecord rec_;  // the fast path's record, reused line after line (no allocation per line)
-  KeyMemo memo_;
+  KeyMemo memo_{out_.options.keep_loss};
 };
 
 double sniff_native_jsonl(std::string_view head, std::string_view filename) {

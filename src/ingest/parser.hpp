@@ -78,6 +78,8 @@ class RunBuilder {
 
   /// "file:line" for metadata sources and messages.
   [[nodiscard]] std::string where(std::uint64_t line) const;
+  /// Notes that a record had a loss the options leave out (a reader that did not read it).
+  void loss_left_out() { run.loss_left_out = true; }
   [[nodiscard]] const std::string& label() const { return label_; }
 
   Run& run;

@@ -203,13 +203,14 @@ std::vector<std::string_view> lines_of(const std::string& text) {
 /// A format's line parser and the record store, without reading, peeling or finalizing: the
 /// lines of the synthetic log's first MiB into a fresh run each time (its store is small enough
 /// to be reused memory, so page faults are not counted here, unlike in the ingest benchmarks).
-void parse_lines(benchmark::State& state, const char* format, const char* kind) {
+void parse_lines(benchmark::State& state, const char* format, const char* kind,
+                 const mfu::IngestOptions& options = {}) {
   const std::string head = first_mib(synthetic(kind, 64));
   const std::vector<std::string_view> lines = lines_of(head);
   const mfu::detail::FormatSpec* spec = mfu::detail::find_format(format);
   for (auto _ : state) {
     mfu::Run run;
-    mfu::detail::RunBuilder out(run, {}, "bench", 0);
+    mfu::detail::RunBuilder out(run, options, "bench", 0);
     const auto parser = spec->make_line_parser(out);
     std::uint64_t number = 0;
     for (const std::string_view l : lines) parser->line(l, ++number);
@@ -221,10 +222,17 @@ void parse_lines(benchmark::State& state, const char* format, const char* kind) 
 void BM_NativeLines(benchmark::State& s) {
   parse_lines(s, "native", "native");
 }
+/// As `mfu analyze` and `mfu check` read: without the loss, which no report of theirs shows.
+void BM_NativeLinesWithoutLoss(benchmark::State& s) {
+  mfu::IngestOptions options;
+  options.keep_loss = false;
+  parse_lines(s, "native", "native", options);
+}
 void BM_MegatronLines(benchmark::State& s) {
   parse_lines(s, "megatron", "megatron");
 }
 BENCHMARK(BM_NativeLines);
+BENCHMARK(BM_NativeLinesWithoutLoss);
 BENCHMARK(BM_MegatronLines);
 
 /// The Megatron iteration line alone (detail::parse_megatron_iteration, with the field layout

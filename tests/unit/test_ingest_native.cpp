@@ -222,6 +222,70 @@ TEST(NativeFormat, NumbersOfUnusedKeysReadOnlyOnMetaLinesAsTheFullParseReadsThem
   }
 }
 
+// Without keep_loss, a plain number under "loss" is checked, not read; the run still says it had
+// a loss exactly where the full parse (simdjson, which an escaped string sends a line to) says
+// so: numbers of every form, unknowns, a string, values out of range, forms outside JSON, a
+// repeated key (the last stands), and lines that are no step record.
+TEST(NativeFormat, AnUnreadLossIsLeftOutAsTheFullParseLeavesItOut) {
+  IngestOptions drop;
+  drop.keep_loss = false;
+  const std::string huge = "1" + std::string(400, '0');
+  const std::vector<std::string> losses{"2.5",
+                                        "0",
+                                        "-0.0",
+                                        "9.99201",
+                                        "1e-05",
+                                        "2.480588E+00",
+                                        "12345678901234567890",
+                                        "1e999",
+                                        huge,
+                                        "null",
+                                        "NaN",
+                                        "\"2.5\"",
+                                        "Infinity",
+                                        "1.5.2",
+                                        "-",
+                                        "3, \"loss\": null",
+                                        "null, \"loss\": 4.5"};
+  for (const std::string& loss : losses) {
+    for (const char* line :
+         {"{{\"step\":1,\"time_s\":0.5,\"loss\":{}{}}}\n",
+          "{{\"time_s\":0.5,\"loss\":{}{}}}\n",  // no step: malformed
+          "{{\"type\":\"event\",\"kind\":\"eval\",\"step\":1,\"loss\":{}{}}}\n"}) {
+      // A plain step line first: the format is told by its lines.
+      const std::string first = "{\"step\":0,\"time_s\":0.5}\n";
+      const std::string fast = first + fmt::format(fmt::runtime(line), loss, "");
+      const std::string full = first + fmt::format(fmt::runtime(line), loss, ",\"n\":\"\\u0061\"");
+      const mfu::Run a = ingest_text(fast, "loss.jsonl", drop);
+      const mfu::Run b = ingest_text(full, "loss.jsonl", drop);
+      SCOPED_TRACE(fast);
+      EXPECT_EQ(a.loss_left_out, b.loss_left_out);
+      EXPECT_EQ(a.fields, b.fields);
+      EXPECT_EQ(a.iterations.size(), b.iterations.size());
+      EXPECT_EQ(a.events.size(), b.events.size());
+      EXPECT_EQ(a.malformed_lines, b.malformed_lines);
+      for (std::size_t i = 0; i < a.iterations.size(); ++i)
+        EXPECT_TRUE(std::isnan(a.iterations[i].loss));
+    }
+  }
+  // Forms outside JSON that the scanner's number reader has always taken (simdjson refuses
+  // them): still read there, so the record had a loss.
+  for (const char* lenient : {"0123", "1."}) {
+    const mfu::Run r = ingest_text(
+        fmt::format("{{\"step\":1,\"time_s\":0.5,\"loss\":{}}}\n", lenient), "a.jsonl", drop);
+    EXPECT_EQ(r.iterations.size(), 1u) << lenient;
+    EXPECT_TRUE(r.loss_left_out) << lenient;
+  }
+  // By hand: a step record with a plain loss had one (left out); with null or NaN it had none.
+  EXPECT_TRUE(
+      ingest_text("{\"step\":1,\"time_s\":0.5,\"loss\":2.5}\n", "a.jsonl", drop).loss_left_out);
+  EXPECT_FALSE(
+      ingest_text("{\"step\":1,\"time_s\":0.5,\"loss\":null}\n", "a.jsonl", drop).loss_left_out);
+  EXPECT_FALSE(
+      ingest_text("{\"step\":1,\"time_s\":0.5}\n{\"time_s\":0.5,\"loss\":2.5}\n", "a.jsonl", drop)
+          .loss_left_out);
+}
+
 // Without keep_loss the records carry no loss and the store holds no loss column, while the
 // fields recovered still name it and the analysis is the same bit for bit (it never reads the
 // loss); on the streaming reader and on the parallel one that cuts the file into pieces. Only
