@@ -233,6 +233,35 @@ TEST(DecimalColumn, CountsWithFewDigitsAreHeldAsDigits) {
   EXPECT_EQ(DecimalColumn::from_digits(2500439, -10), parsed("2.500439e+16"));
 }
 
+// Every count of up to 7 significant digits times 10^e (e = 0..15), as a parser reads
+// "1234567e9", is held as its digits at scale -e (found by products with 10^-e, checked by
+// products with 10^e) and reads back as that very double; whole seconds (Unix timestamps,
+// scale 0) too. 2,000 random digits per exponent.
+TEST(DecimalColumn, WholeCountsOfEveryExponentAreHeldAsDigits) {
+  std::mt19937_64 rng(8);
+  for (int e = 0; e <= 15; ++e) {
+    DecimalColumn c(DecimalColumn::kLeastScale);
+    std::vector<double> ref;
+    for (int k = 0; k < 2000; ++k) {
+      // Digits not ending in 0 (1 + 10 x ..., or 1..9): the column's scale is -e exactly.
+      const std::uint64_t d = (rng() % 999999) * 10 + 1 + rng() % 9;
+      ref.push_back(parsed(std::to_string(d) + "e" + std::to_string(e)));
+      c.put(ref.size() - 1, ref.back());
+    }
+    ASSERT_EQ(c.scale(), std::optional<int>(-e)) << "e = " << e;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_TRUE(same_bits(c.get(i), ref[i])) << "e = " << e << ", " << ref[i];
+  }
+  DecimalColumn seconds;
+  std::vector<double> ref;
+  for (std::int64_t t = 1704067200; t < 1704067200 + 3000; t += 1 + static_cast<int>(rng() % 7)) {
+    ref.push_back(static_cast<double>(t));
+    seconds.put(ref.size() - 1, ref.back());
+  }
+  ASSERT_EQ(seconds.scale(), std::optional<int>(0));
+  for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_TRUE(same_bits(seconds.get(i), ref[i]));
+}
+
 // A count with more digits moves the column to a finer scale (8 digits: 25004391 x 10^9), one
 // that is no short decimal (a third of 10^16) turns it into doubles; zeros, missing values and
 // whole counts (tokens) on the way. Each reads back bit for bit, and a constant is known as one.
