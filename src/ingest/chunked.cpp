@@ -267,17 +267,18 @@ std::vector<std::uint64_t> planned_piece_starts(std::uint64_t size, unsigned pie
                                                 unsigned threads) {
   threads = std::max(1u, threads);
   const unsigned rounds = (pieces + threads - 1) / threads;
-  // Piece k's weight: kShrinkPerRound to the power of the rounds after its own.
-  std::vector<std::uint64_t> weight(pieces, 1);
+  // Piece k's weight: kShrinkPerRound to the power of the rounds after its own (as a long
+  // double: exact for the few rounds parse_chunked plans, and no overflow for any count).
+  std::vector<long double> weight(pieces, 1);
   for (unsigned k = 0; k < pieces; ++k)
     for (unsigned r = k / threads + 1; r < rounds; ++r) weight[k] *= kShrinkPerRound;
-  std::uint64_t total = 0;
-  for (const std::uint64_t w : weight) total += w;
+  long double total = 0;
+  for (const long double w : weight) total += w;
   std::vector<std::uint64_t> starts;
-  std::uint64_t before = 0;
+  long double before = 0;
   for (unsigned k = 0; k < pieces; ++k) {
-    // size * before / total without overflow: size < 2^64 and before / total <= 1.
-    starts.push_back(static_cast<std::uint64_t>(static_cast<long double>(size) * before / total));
+    const long double at = static_cast<long double>(size) * before / total;
+    starts.push_back(std::min(size, static_cast<std::uint64_t>(at)));
     before += weight[k];
   }
   return starts;

@@ -338,6 +338,12 @@ TEST(Sources, ParallelPiecesShrinkRoundByRound) {
   // A size whose product with a weight sum passes 2^64 in 64-bit arithmetic: 2^62 * 7 / 8.
   EXPECT_EQ(detail::planned_piece_starts(std::uint64_t{1} << 62, 4, 2)[3],
             (std::uint64_t{1} << 62) / 8 * 7);
+  // Many rounds (3^99 is past 2^64): the starts still rise from 0 and stay within the file.
+  const Starts many = detail::planned_piece_starts(1000, 100, 1);
+  ASSERT_EQ(many.size(), 100u);
+  EXPECT_EQ(many.front(), 0u);
+  EXPECT_TRUE(std::is_sorted(many.begin(), many.end()));
+  EXPECT_LE(many.back(), 1000u);
 }
 
 }  // namespace
