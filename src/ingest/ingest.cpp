@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <future>
 #include <map>
@@ -338,6 +340,34 @@ void attach_companions(std::vector<Run>& runs,
   }
 }
 
+/// Parses each of `files` into its slot of `runs` on `threads` threads, each taking the next file
+/// as it finishes one (in batches of one file a thread, a batch waited for its slowest file).
+/// After a file fails no other is started; the error of the first failed file in order is
+/// rethrown once all have stopped, the one a serial read would have met first.
+void parse_files(const std::vector<std::string>& files, const IngestOptions& options,
+                 unsigned threads, std::vector<Run>& runs) {
+  std::vector<std::exception_ptr> failed(files.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < files.size() && !stop; i = next++) {
+      try {
+        runs[i] = parse_input(detail::open_source(files[i]), files[i], options);
+      } catch (...) {
+        failed[i] = std::current_exception();
+        stop = true;
+      }
+    }
+  };
+  std::vector<std::future<void>> others;
+  for (unsigned t = 1; t < threads && t < files.size(); ++t)
+    others.push_back(std::async(std::launch::async, work));
+  work();
+  for (auto& o : others) o.get();  // work() catches what a file throws
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+}
+
 }  // namespace
 
 Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) {
@@ -357,18 +387,7 @@ Run ingest(const std::vector<std::string>& paths, const IngestOptions& options) 
   if (files.size() == 1 || threads == 1) {
     for (std::size_t i = 0; i < files.size(); ++i) runs[i] = parse_path(files[i], options, threads);
   } else {
-    std::size_t next = 0;
-    while (next < files.size()) {
-      std::vector<std::future<Run>> batch;
-      for (unsigned k = 0; k < threads && next < files.size(); ++k, ++next) {
-        const std::string f = files[next];
-        batch.push_back(std::async(std::launch::async, [f, &options] {
-          return parse_input(detail::open_source(f), f, options);
-        }));
-      }
-      std::size_t base = next - batch.size();
-      for (std::size_t k = 0; k < batch.size(); ++k) runs[base + k] = batch[k].get();
-    }
+    parse_files(files, options, threads, runs);
   }
   attach_companions(runs, owners);
   Run out = detail::merge_inputs(std::move(runs), options);
