@@ -178,6 +178,18 @@ TEST(Select, ThreadsDoNotChangeTheResult) {
   }
 }
 
+/// Whether `parts` are whole blocks of [0, n), in order, covering every item once.
+void expect_whole_blocks_covering(const Parts& parts, std::size_t n) {
+  std::size_t next = 0;
+  for (const auto& p : parts) {
+    EXPECT_EQ(p.lo, next);
+    EXPECT_EQ(p.lo % kParallelBlock, 0u);
+    EXPECT_GT(p.hi, p.lo);
+    next = p.hi;
+  }
+  EXPECT_EQ(next, n);
+}
+
 // The cuts: whole blocks, in order, covering every item once; one part for one block.
 TEST(Select, PartsCoverTheItemsInWholeBlocks) {
   EXPECT_TRUE(parts_of(0, 4).empty());
@@ -185,30 +197,15 @@ TEST(Select, PartsCoverTheItemsInWholeBlocks) {
   EXPECT_EQ(parts_of(kParallelBlock + 1, 8).size(), 2u);
   for (std::size_t n : {2 * kParallelBlock, 5 * kParallelBlock + 17, 100 * kParallelBlock}) {
     for (unsigned threads : {1u, 2u, 3u, 8u}) {
+      const std::size_t blocks = (n + kParallelBlock - 1) / kParallelBlock;
       const auto parts = parts_of(n, threads);
-      ASSERT_EQ(parts.size(),
-                std::min<std::size_t>(threads, (n + kParallelBlock - 1) / kParallelBlock));
+      ASSERT_EQ(parts.size(), std::min<std::size_t>(threads, blocks));
       EXPECT_EQ(parts.threads, threads);
+      expect_whole_blocks_covering(parts, n);
       // Four a thread (the threads take them in turn), but one on one thread.
       const auto four = parts_of(n, threads, 4);
-      const std::size_t wanted = threads == 1 ? 1 : threads * 4;
-      ASSERT_EQ(four.size(), std::min(wanted, (n + kParallelBlock - 1) / kParallelBlock));
-      std::size_t at = 0;
-      for (const auto& p : four) {
-        EXPECT_EQ(p.lo, at);
-        EXPECT_EQ(p.lo % kParallelBlock, 0u);
-        EXPECT_GT(p.hi, p.lo);
-        at = p.hi;
-      }
-      EXPECT_EQ(at, n);
-      std::size_t next = 0;
-      for (const auto& p : parts) {
-        EXPECT_EQ(p.lo, next);
-        EXPECT_EQ(p.lo % kParallelBlock, 0u);
-        EXPECT_GT(p.hi, p.lo);
-        next = p.hi;
-      }
-      EXPECT_EQ(next, n);
+      ASSERT_EQ(four.size(), std::min<std::size_t>(threads == 1 ? 1 : threads * 4, blocks));
+      expect_whole_blocks_covering(four, n);
     }
   }
 }
