@@ -341,7 +341,8 @@ void attach_companions(std::vector<Run>& runs,
 }
 
 /// Parses each of `files` into its slot of `runs` on `threads` threads, each taking the next file
-/// as it finishes one (in batches of one file a thread, a batch waited for its slowest file).
+/// as it finishes one. (A thread started for each file, in batches of `threads` that each waited
+/// for their slowest file, took 3x as long on 1,000 small rank files: BM_IngestRankFiles.)
 /// After a file fails no other is started; the error of the first failed file in order is
 /// rethrown once all have stopped, the one a serial read would have met first.
 void parse_files(const std::vector<std::string>& files, const IngestOptions& options,
