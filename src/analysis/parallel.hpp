@@ -5,12 +5,11 @@
 // first few of something in record order, sums of integers): an analysis gives the same
 // numbers on one thread as on eight, which tests/unit/test_parallel_analysis.cpp checks.
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
-#include <exception>
-#include <future>
 #include <thread>
 #include <vector>
+
+#include "work_queue.hpp"
 
 namespace mfu::detail {
 
@@ -68,11 +67,9 @@ struct Parts {
   return parts;
 }
 
-/// Calls f(part, lo, hi) for each range, on the calling thread and up to `parts.threads` - 1
-/// threads of their own, each taking the next range not yet taken, and waits for all. What a
-/// part computes must not depend on the thread that runs it (it is merged in part order). An
-/// exception of a part is rethrown after all have ended (the first in part order), so none
-/// outlives what it reads.
+/// Calls f(part, lo, hi) for each range on `parts.threads` threads taking them in turn
+/// (run_in_turn), and waits for all; what a part computes is merged in part order. An exception
+/// of a part is rethrown after all have ended (the first in part order).
 ///
 /// A part counts into a result of its own on its thread's stack and stores it when it is done,
 /// never into an element of a vector of per-part results on every record: elements next to one
@@ -80,26 +77,7 @@ struct Parts {
 /// in the parsers it took 10-20% of a native analysis, see IterationTable::Impl).
 template <class F>
 void run_parts(const Parts& parts, F&& f) {
-  if (parts.empty()) return;
-  std::vector<std::exception_ptr> failed(parts.size());
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t p = next++; p < parts.size(); p = next++) {
-      try {
-        f(p, parts[p].lo, parts[p].hi);
-      } catch (...) {
-        failed[p] = std::current_exception();
-      }
-    }
-  };
-  const std::size_t helpers = std::min<std::size_t>(parts.threads, parts.size()) - 1;
-  std::vector<std::future<void>> others;
-  others.reserve(helpers);
-  for (std::size_t t = 0; t < helpers; ++t) others.push_back(std::async(std::launch::async, work));
-  work();
-  for (auto& o : others) o.get();  // work() catches what its parts throw
-  for (const std::exception_ptr& e : failed)
-    if (e) std::rethrow_exception(e);
+  run_in_turn(parts.size(), parts.threads, [&](std::size_t p) { f(p, parts[p].lo, parts[p].hi); });
 }
 
 }  // namespace mfu::detail

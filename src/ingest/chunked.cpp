@@ -9,9 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <future>
 #include <vector>
 
 #include "ingest/line_feed.hpp"
@@ -19,6 +17,7 @@
 #include "io/source.hpp"
 #include "mfu/error.hpp"
 #include "text.hpp"
+#include "work_queue.hpp"
 
 namespace mfu::detail {
 namespace {
@@ -240,25 +239,12 @@ std::vector<std::uint64_t> cut_points(const Fd& f, std::uint64_t size, const For
   return cuts;
 }
 
-/// Parses every piece on `threads` threads, each taking the next piece not yet taken.
+/// Parses every piece on `threads` threads taking them in turn; after a piece fails no other is
+/// started, and the first failed piece in file order is the error.
 void parse_pieces(std::vector<Piece>& ps, unsigned threads, const std::string& path,
                   const FormatSpec& spec, const IngestOptions& opt) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  const auto work = [&] {
-    try {
-      for (std::size_t k = next++; k < ps.size() && !failed; k = next++)
-        parse_piece(ps[k], path, spec, opt);
-    } catch (...) {
-      failed = true;  // the others stop after their current piece
-      throw;
-    }
-  };
-  std::vector<std::future<void>> jobs;
-  for (unsigned t = 1; t < threads && t < ps.size(); ++t)
-    jobs.push_back(std::async(std::launch::async, work));
-  work();  // a throw here waits for the jobs (a future of std::async joins when destroyed)
-  for (auto& j : jobs) j.get();  // rethrows a piece's error
+  run_in_turn(
+      ps.size(), threads, [&](std::size_t k) { parse_piece(ps[k], path, spec, opt); }, true);
 }
 
 }  // namespace

@@ -4,10 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <filesystem>
-#include <future>
 #include <map>
 #include <thread>
 
@@ -21,6 +18,7 @@
 #include "mfu/inputs.hpp"
 #include "mfu/trace.hpp"
 #include "text.hpp"
+#include "work_queue.hpp"
 
 namespace mfu {
 namespace fs = std::filesystem;
@@ -340,33 +338,18 @@ void attach_companions(std::vector<Run>& runs,
   }
 }
 
-/// Parses each of `files` into its slot of `runs` on `threads` threads, each taking the next file
-/// as it finishes one. (A thread started for each file, in batches of `threads` that each waited
-/// for their slowest file, took 3x as long on 1,000 small rank files: BM_IngestRankFiles.)
-/// After a file fails no other is started; the error of the first failed file in order is
-/// rethrown once all have stopped, the one a serial read would have met first.
+/// Parses each of `files` into its slot of `runs` on `threads` threads taking them in turn. (A
+/// thread started for each file, in batches of `threads` that each waited for their slowest
+/// file, took 3x as long on 1,000 small rank files: BM_IngestRankFiles.) After a file fails no
+/// other is started, and the first failed file in order is the error.
 void parse_files(const std::vector<std::string>& files, const IngestOptions& options,
                  unsigned threads, std::vector<Run>& runs) {
-  std::vector<std::exception_ptr> failed(files.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < files.size() && !stop; i = next++) {
-      try {
+  detail::run_in_turn(
+      files.size(), threads,
+      [&](std::size_t i) {
         runs[i] = parse_input(detail::open_source(files[i]), files[i], options);
-      } catch (...) {
-        failed[i] = std::current_exception();
-        stop = true;
-      }
-    }
-  };
-  std::vector<std::future<void>> others;
-  for (unsigned t = 1; t < threads && t < files.size(); ++t)
-    others.push_back(std::async(std::launch::async, work));
-  work();
-  for (auto& o : others) o.get();  // work() catches what a file throws
-  for (const std::exception_ptr& e : failed)
-    if (e) std::rethrow_exception(e);
+      },
+      true);
 }
 
 }  // namespace
