@@ -30,7 +30,8 @@ inline constexpr std::size_t kParallelBlock = std::size_t{1} << 16;
 /// of keeping the others waiting at the end. With one part per thread, the walk over a 1 GiB
 /// native log ran on one thread alone for its last 0.1 s of 0.47 s (perf timeline, 2-vCPU VM).
 /// Passes that keep a histogram per part stay at one part a thread: four made find_steady 7-10%
-/// slower on one core (BM_Stage/steady_*).
+/// slower on one core (BM_Stage/steady_*). Four is a judgement, not tuned: a part is then at
+/// most an eighth of a pass on two threads, and the passes were no slower on one core.
 inline constexpr unsigned kPartsPerThread = 4;
 
 struct PartRange {
